@@ -1,0 +1,59 @@
+/*
+ * strata.h - what every primitive family shares: the per-state context,
+ * the "prerequisite absent" error that the runner turns into SKIP, option
+ * table helpers that reject unknown keys, and a monotonic clock.
+ *
+ * Core files (no lua.h) include only the clock part; _lua.c files get the
+ * rest.  Conventions: ../../shared/STYLE.md, "For strata".
+ */
+#ifndef STRATA_H
+#define STRATA_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* Nanoseconds on CLOCK_MONOTONIC: every duration strata reports uses it. */
+static inline uint64_t strata_now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Set by SIGINT/SIGTERM; long C loops poll it and stop early. */
+extern volatile int strata_stop_flag;
+
+#ifdef LUA_VERSION_NUM
+/*
+ * Raise the prerequisite-absent error: a table {skip = "<reason>"} whose
+ * __tostring gives "SKIP: <reason>".  The runner reports the test as SKIP
+ * with that reason.  Never returns.
+ */
+int strata_skip(lua_State *L, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+
+/*
+ * Check that the table at idx holds only the keys in allowed (NULL ended);
+ * an unknown key raises "<fn>: unknown option '<key>'".
+ */
+void strata_check_keys(lua_State *L, int idx, const char *fn,
+                       const char *const allowed[]);
+
+/* Option getters: absent -> def; wrong type raises naming fn and field. */
+lua_Integer strata_opt_int(lua_State *L, int idx, const char *fn,
+                           const char *field, lua_Integer def);
+lua_Number strata_opt_num(lua_State *L, int idx, const char *fn,
+                          const char *field, lua_Number def);
+const char *strata_opt_str(lua_State *L, int idx, const char *fn,
+                           const char *field, const char *def);
+int strata_opt_bool(lua_State *L, int idx, const char *fn,
+                    const char *field, int def);
+
+/* t[k] = v helpers for building result tables at the top of the stack. */
+void strata_set_int(lua_State *L, const char *k, lua_Integer v);
+void strata_set_num(lua_State *L, const char *k, lua_Number v);
+void strata_set_str(lua_State *L, const char *k, const char *v);
+void strata_set_bool(lua_State *L, const char *k, int v);
+#endif
+
+#endif
