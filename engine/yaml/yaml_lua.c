@@ -25,7 +25,7 @@
 
 struct loader {
   lua_State *L;
-  yaml_parser_t parser;
+  yaml_parser_t *parser;  /* lives in the __close box */
   const char *name;
   int lines;    /* stack index of the lines table */
   int anchors;  /* stack index of anchor -> value */
@@ -39,13 +39,13 @@ static int fail(struct loader *ld, const char *what, yaml_mark_t m)
 
 static void next_event(struct loader *ld, yaml_event_t *ev)
 {
-  if(!yaml_parser_parse(&ld->parser, ev)) {
+  if(!yaml_parser_parse(ld->parser, ev)) {
     char msg[256];
-    snprintf(msg, sizeof(msg), "%s%s%s", ld->parser.problem
-             ? ld->parser.problem : "syntax error",
-             ld->parser.context ? " " : "",
-             ld->parser.context ? ld->parser.context : "");
-    fail(ld, msg, ld->parser.problem_mark);
+    snprintf(msg, sizeof(msg), "%s%s%s", ld->parser->problem
+             ? ld->parser->problem : "syntax error",
+             ld->parser->context ? " " : "",
+             ld->parser->context ? ld->parser->context : "");
+    fail(ld, msg, ld->parser->problem_mark);
   }
 }
 
@@ -208,16 +208,17 @@ static void load_node(struct loader *ld, yaml_event_t *ev)
 
 /* The parser must be freed even when loading raises: a __close guard. */
 struct parser_box {
-  yaml_parser_t *parser;
+  yaml_parser_t parser;
+  int live;     /* parser initialised and not yet deleted */
   FILE *f;
 };
 
 static int box_close(lua_State *L)
 {
   struct parser_box *b = lua_touserdata(L, 1);
-  if(b->parser) {
-    yaml_parser_delete(b->parser);
-    b->parser = NULL;
+  if(b->live) {
+    yaml_parser_delete(&b->parser);
+    b->live = 0;
   }
   if(b->f) {
     fclose(b->f);
@@ -237,7 +238,7 @@ static int load(lua_State *L, const char *name, FILE *f, const char *text,
   ld.L = L;
   ld.name = name;
   box = lua_newuserdatauv(L, sizeof(*box), 0);
-  box->parser = NULL;
+  box->live = 0;
   box->f = f;
   if(luaL_newmetatable(L, "strata.yaml.parser")) {
     lua_pushcfunction(L, box_close);
@@ -247,13 +248,14 @@ static int load(lua_State *L, const char *name, FILE *f, const char *text,
   }
   lua_setmetatable(L, -2);
   lua_toclose(L, -1);
-  if(!yaml_parser_initialize(&ld.parser))
+  if(!yaml_parser_initialize(&box->parser))
     return luaL_error(L, "%s: cannot initialise the YAML parser", name);
-  box->parser = &ld.parser;
+  box->live = 1;
+  ld.parser = &box->parser;
   if(f)
-    yaml_parser_set_input_file(&ld.parser, f);
+    yaml_parser_set_input_file(ld.parser, f);
   else
-    yaml_parser_set_input_string(&ld.parser, (const unsigned char *)text,
+    yaml_parser_set_input_string(ld.parser, (const unsigned char *)text,
                                  len);
   lua_newtable(L);               /* lines */
   ld.lines = lua_gettop(L);
