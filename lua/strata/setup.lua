@@ -40,7 +40,7 @@ function M.load(opts)
     if core.stat(opts.site) ~= "file" then
       spec.error(opts.site, "site file not found")
     end
-    s.site = yaml.load_file(opts.site)
+    s.site = spec.protect(yaml.load_file, opts.site)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
   end
 

@@ -22,6 +22,14 @@ end
 
 function M.is_error(e) return getmetatable(e) == SpecError end
 
+-- Call fn(...); turn any error it raises into a SpecError (exit code 2).
+function M.protect(fn, ...)
+  local r = table.pack(pcall(fn, ...))
+  if r[1] then return table.unpack(r, 2, r.n) end
+  if M.is_error(r[2]) then error(r[2], 0) end
+  error(setmetatable({ msg = tostring(r[2]), spec = true }, SpecError), 0)
+end
+
 local FIELDS = {
   id = "string", layer = "string", title = "string", description = "string",
   needs = "table", tags = "table", timeout = "number", matrix = "table",

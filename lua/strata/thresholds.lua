@@ -16,7 +16,7 @@ local SYMBOL = { min = ">=", max = "<=", eq = "==", ne = "!=", ["in"] = "in" }
 
 -- Load a thresholds file: { [id] = { [metric] = { [op] = {value, source} } } }
 function M.load(path, known)
-  local doc, lines = yaml.load_file(path)
+  local doc, lines = spec.protect(yaml.load_file, path)
   local out = {}
   local function line(t, k)
     return ("%s:%d"):format(path, (lines[t] or {})[k] or 1)
