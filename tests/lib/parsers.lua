@@ -63,6 +63,24 @@ check(pcie.acs(string.rep("\0", 256)) == nil, "no ext space, no ACS")
 local loop = string.rep("\0", 0x100) .. string.pack("<I4", 0x0001 | (0x100 << 20))
 check(#pcie.ext_caps(loop .. string.rep("\0", 64)) == 1, "cap list loop stops")
 
+-- perftest and ibv_devinfo, recorded in the Soft-RoCE guest (perftest 4.5)
+local perftest = require "strata.lib.perftest"
+local bw = perftest.parse_bw(slurp(fix .. "/ib_write_bw_rxe.txt"))
+check(#bw == 1 and bw[1].bytes == 65536 and bw[1].iterations == 200, "perftest bw row")
+check(bw[1].bw_avg == 0.53 and bw[1].unit == "Gb/sec", "perftest bw avg")
+check(perftest.gbps(bw[1]) == 0.53, "perftest gbps")
+check(math.abs(perftest.gbps({ unit = "MB/sec", bw_avg = 1000 }) - 8.388608) < 1e-9, "MB/sec")
+-- under TCG perftest's cycle clock is uncalibrated: it prints inf, no row
+ok, err = pcall(perftest.parse_lat, slurp(fix .. "/ib_write_lat_rxe_tcg.txt"))
+check(not ok and err:find("no latency result"), "perftest inf latency refused")
+local lat = perftest.parse_lat(slurp(fix .. "/ib_write_lat_rxe_tcg.txt")
+  :gsub(" 2       300 [^\n]+", " 2       300          10.53          120.44       11.35    \t       12.06       \t3.86   \t\t24.47   \t\t120.44 "))
+check(lat[1].typical == 11.35 and lat[1].p99 == 24.47 and lat[1].p999 == 120.44, "perftest lat row")
+local devs = perftest.parse_devinfo(slurp(fix .. "/ibv_devinfo_rxe.txt"))
+check(#devs == 1 and devs[1].hca_id == "rxe0", "devinfo hca")
+check(devs[1].ports[1].state == "PORT_ACTIVE" and devs[1].ports[1].active_mtu == 4096, "devinfo port")
+check(devs[1].ports[1].link_layer == "Ethernet", "devinfo link layer")
+
 if fails > 0 then return 1 end
 print("parsers: ok")
 return 0
