@@ -58,12 +58,19 @@ static double peak_gbps(struct peak *p)
   return best;
 }
 
+/* Local address of QP q's slot (recv = 0, send = 1). */
+static uint64_t laddr(const struct verbs_side *s, int q, int which)
+{
+  uint64_t base = s->buf.kind == VERBS_MEM_HOST
+                    ? (uint64_t)(uintptr_t)s->buf.addr : 0;
+  return base + (uint64_t)(q % s->nslots) * 2 * s->slot +
+         (which ? s->slot : 0);
+}
+
 enum verbs_code bw_prepost(struct verbs_side *s, const struct verbs_test *t)
 {
   for(int q = 0; q < s->nqp; q++) {
-    uint64_t a = (uint64_t)(uintptr_t)s->buf.addr + (uint64_t)q * 2 * s->slot;
-    if(s->buf.kind != VERBS_MEM_HOST)
-      a = (uint64_t)q * 2 * s->slot;
+    uint64_t a = laddr(s, q, 0);
     for(int i = 0; i < t->rx_depth; i++) {
       enum verbs_code rc = verbs_post_recv(s->qp[q], (uint64_t)q, a,
                                            (uint32_t)t->size,
@@ -75,21 +82,13 @@ enum verbs_code bw_prepost(struct verbs_side *s, const struct verbs_test *t)
   return VERBS_OK;
 }
 
-/* Local address of QP q's slot (recv = 0, send = 1). */
-static uint64_t laddr(const struct verbs_side *s, int q, int which)
-{
-  uint64_t base = s->buf.kind == VERBS_MEM_HOST
-                    ? (uint64_t)(uintptr_t)s->buf.addr : 0;
-  return base + (uint64_t)q * 2 * s->slot + (which ? s->slot : 0);
-}
-
 static enum verbs_code post_one(struct verbs_side *s,
                                 const struct verbs_test *t, int q,
                                 uint64_t wr_id, int signaled)
 {
   uint32_t len = (uint32_t)t->size;
   uint32_t lkey = s->buf.mr->lkey;
-  uint64_t rslot = s->raddr + (uint64_t)q * 2 * s->slot;
+  uint64_t rslot = s->raddr + (uint64_t)(q % s->nslots) * 2 * s->slot;
   int inl = len <= s->max_inline;
 
   switch(t->op) {

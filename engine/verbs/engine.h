@@ -9,6 +9,9 @@
  *                           READ results land here
  *   [q * 2 * slot + slot]   send slot: WRITE/SEND source, the peer READs it
  * so the remote address of QP q is raddr + q*2*slot (+ slot for READ).
+ * When qps pairs would pass max_buffer, QPs share pairs: QP q uses pair
+ * q % nslots (both ends compute nslots alike from the test); the pattern
+ * depends on the pair, so sharing writers put the same bytes.
  */
 #ifndef STRATA_VERBS_ENGINE_H
 #define STRATA_VERBS_ENGINE_H
@@ -19,6 +22,7 @@
 #include "verbs.h"
 
 #define VERBS_MAX_QPS 256
+#define VERBS_MAX_BUFFER (1ull << 30)
 
 enum verbs_op { VERBS_OP_WRITE, VERBS_OP_READ, VERBS_OP_SEND };
 enum verbs_kind { VERBS_KIND_BW, VERBS_KIND_LAT };
@@ -43,6 +47,8 @@ struct verbs_test {
   int numa;              /* -1 = any */
   int dmabuf_fd;         /* cuda: exported allocation (-1 = none) */
   uint64_t dmabuf_off;
+  uint64_t max_buffer;    /* bytes per side before QPs share slots
+                             (0 = VERBS_MAX_BUFFER) */
 };
 
 struct verbs_side {
@@ -53,6 +59,7 @@ struct verbs_side {
   uint32_t psn[VERBS_MAX_QPS];
   int nqp;
   uint64_t slot;         /* bytes per slot (size rounded up to 64) */
+  int nslots;            /* slot pairs: QP q uses pair q % nslots */
   uint32_t max_inline;
   uint8_t seed;          /* pattern seed of this side's send slots */
   /* the peer's buffer */
@@ -86,7 +93,9 @@ enum verbs_code side_connect(struct verbs_side *s,
                              const uint32_t *qpn, const uint32_t *psn);
 void side_close(struct verbs_side *s);
 
-/* The pattern byte at offset i of QP q's send slot on a side with seed. */
+/* Slot pairs for a test: min(qps, max_buffer / (2 * slot)), at least 1. */
+int side_nslots(const struct verbs_test *t);
+/* The pattern byte at offset i of pair q's send slot on a side with seed. */
 static inline uint8_t side_pattern(uint8_t seed, int q, uint64_t i)
 {
   return (uint8_t)(i * 131u + (uint64_t)q * 17u + seed * 101u + 1u);

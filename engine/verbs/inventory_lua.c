@@ -135,6 +135,7 @@ static void push_port(lua_State *L, struct ibv_context *ctx,
   if(!read_line(path, buf, sizeof(buf)))
     strata_set_str(L, "rate", buf);
   strata_set_int(L, "lid", pa.lid);
+  strata_set_int(L, "max_msg_sz", pa.max_msg_sz);
   strata_set_int(L, "gid_tbl_len", pa.gid_tbl_len);
   push_gids(L, ctx, p, &netdev, nd, sizeof(nd));
   lua_setfield(L, -2, "gids");

@@ -16,14 +16,14 @@ int ctl_fmt_test(char *buf, size_t len, const struct verbs_test *t)
   int n = snprintf(buf, len,
                    "kind=%s op=%s size=%llu qps=%d depth=%d rxdepth=%d "
                    "cqmod=%d iters=%llu duration=%.6f bidir=%d validate=%d "
-                   "inline=%d timeout=%.3f mem=%s hugepages=%d numa=%d",
+                   "inline=%d timeout=%.3f mem=%s hugepages=%d numa=%d maxbuf=%llu",
                    t->kind == VERBS_KIND_LAT ? "lat" : "bw",
                    ctl_op_name(t->op), (unsigned long long)t->size, t->qps,
                    t->tx_depth, t->rx_depth, t->cq_mod,
                    (unsigned long long)t->iters, t->duration_s, t->bidir,
                    t->validate, t->inline_size, t->timeout_s,
-                   t->mem == VERBS_MEM_CUDA ? "cuda" : "host", t->hugepages,
-                   t->numa);
+                   "host", t->hugepages, t->numa,
+                   (unsigned long long)t->max_buffer);
   return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -71,6 +71,8 @@ int ctl_parse_test(const struct ctl_msg *m, struct verbs_test *t,
     bad = "hugepages";
   else if(ctl_get_int(m, "numa", &t->numa))
     bad = "numa";
+  else if(ctl_get_u64(m, "maxbuf", &t->max_buffer))
+    bad = "maxbuf";
   if(bad) {
     snprintf(err, errlen, "SETUP: bad or missing '%s'", bad);
     return -1;

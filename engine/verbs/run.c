@@ -136,7 +136,12 @@ static enum verbs_code run_loopback(const struct verbs_run_opts *o,
   if(rc)
     return rc;
   fill_info(&a, r);
-  rc = side_open(&b, t, o->device, o->port, o->gid_index, 2);
+  {
+    struct verbs_test tb = *t;   /* the far end always uses host memory */
+    tb.mem = VERBS_MEM_HOST;
+    tb.dmabuf_fd = -1;
+    rc = side_open(&b, &tb, o->device, o->port, o->gid_index, 2);
+  }
   if(rc)
     goto out;
   side_endpoint(&a, &ea);

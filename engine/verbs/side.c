@@ -11,6 +11,16 @@
 #define ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
                 IBV_ACCESS_REMOTE_READ)
 
+int side_nslots(const struct verbs_test *t)
+{
+  uint64_t slot = (t->size + 63) / 64 * 64;
+  uint64_t cap = t->max_buffer ? t->max_buffer : VERBS_MAX_BUFFER;
+  uint64_t n = cap / (2 * (slot ? slot : 64));
+  if(n > (uint64_t)t->qps)
+    n = (uint64_t)t->qps;
+  return n < 1 ? 1 : (int)n;
+}
+
 double thread_cpu_s(void)
 {
   struct timespec ts;
@@ -45,7 +55,8 @@ enum verbs_code side_open(struct verbs_side *s, const struct verbs_test *t,
   s->slot = (t->size + 63) / 64 * 64;
   if(s->slot == 0)
     s->slot = 64;
-  total = s->slot * 2 * (uint64_t)t->qps;
+  s->nslots = side_nslots(t);
+  total = s->slot * 2 * (uint64_t)s->nslots;
   if(t->mem == VERBS_MEM_CUDA) {
     if(t->dmabuf_fd < 0) {
       rc = verbs_fail(VERBS_EUNSUPPORTED, "no dma-buf export of GPU "
@@ -129,7 +140,7 @@ void side_fill(struct verbs_side *s, uint64_t size)
 {
   if(s->buf.kind != VERBS_MEM_HOST)
     return;
-  for(int q = 0; q < s->nqp; q++) {
+  for(int q = 0; q < s->nslots; q++) {
     uint8_t *p = (uint8_t *)s->buf.addr + (uint64_t)q * 2 * s->slot + s->slot;
     for(uint64_t i = 0; i < size; i++)
       p[i] = side_pattern(s->seed, q, i);
@@ -143,7 +154,7 @@ void side_check(struct verbs_side *s, uint64_t size, uint8_t peer_seed,
   o->mismatch_at = -1;
   if(s->buf.kind != VERBS_MEM_HOST)
     return;
-  for(int q = 0; q < s->nqp; q++) {
+  for(int q = 0; q < s->nslots; q++) {
     const uint8_t *p = (const uint8_t *)s->buf.addr + (uint64_t)q * 2 * s->slot;
     for(uint64_t i = 0; i < size; i++)
       if(p[i] != side_pattern(peer_seed, q, i)) {

@@ -28,22 +28,28 @@ static int raise_code(lua_State *L, const char *fn, enum verbs_code rc)
 static const char *const run_keys[] = {
   "op", "size", "qps", "tx_depth", "rx_depth", "cq_mod", "iters",
   "duration", "bidir", "validate", "inline", "timeout", "memory",
-  "hugepages", "numa", "dmabuf", "device", "port", "gid_index", "peer",
-  NULL
+  "hugepages", "numa", "dmabuf", "max_buffer", "device", "port",
+  "gid_index", "peer", NULL
 };
 static const char *const peer_keys[] = {
   "host", "port", "token", "device", "ib_port", "gid_index", "timeout",
   NULL
 };
 
-/* Is the cuda family built in?  (require "strata.cuda" succeeds) */
+/* Is the cuda family built with CUDA?  require("strata.cuda").built() */
 static int have_cuda(lua_State *L)
 {
   int ok;
   lua_getglobal(L, "require");
   lua_pushliteral(L, "strata.cuda");
-  ok = lua_pcall(L, 1, 1, 0) == LUA_OK;
-  lua_pop(L, 1);
+  if(lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_getfield(L, -1, "built");
+  ok = lua_isfunction(L, -1) && lua_pcall(L, 0, 1, 0) == LUA_OK &&
+       lua_toboolean(L, -1);
+  lua_pop(L, 2);
   return ok;
 }
 
@@ -150,7 +156,14 @@ static void get_opts(lua_State *L, const char *fn, enum verbs_kind kind,
   t->numa = (int)strata_opt_int(L, 1, fn, "numa", -1);
   if(t->timeout_s <= 0 || t->inline_size < 0)
     luaL_error(L, "%s: timeout must be > 0 and inline >= 0", fn);
+  v = strata_opt_int(L, 1, fn, "max_buffer", 0);
+  if(v < 0)
+    luaL_error(L, "%s: max_buffer must be >= 0", fn);
+  t->max_buffer = (uint64_t)v;
   get_memory(L, fn, t);
+  if(t->mem == VERBS_MEM_CUDA && t->validate)
+    luaL_error(L, "%s: validate needs host memory (GPU memory is not "
+               "readable by the CPU here)", fn);
   o->device = strata_opt_str(L, 1, fn, "device", NULL);
   o->port = (int)strata_opt_int(L, 1, fn, "port", 1);
   o->gid_index = (int)strata_opt_int(L, 1, fn, "gid_index", -1);
@@ -328,7 +341,29 @@ static int l_serve(lua_State *L)
   return 0;
 }
 
+/* verbs.buffer_bytes{size=, qps=, max_buffer=} -> bytes one side
+ * registers (what a GPU buffer for memory = "cuda" must hold). */
+static int l_buffer_bytes(lua_State *L)
+{
+  static const char *const keys[] = {"size", "qps", "max_buffer", NULL};
+  struct verbs_test t;
+  const char *fn = "verbs.buffer_bytes";
+  uint64_t slot;
+
+  strata_check_keys(L, 1, fn, keys);
+  memset(&t, 0, sizeof(t));
+  t.size = (uint64_t)strata_opt_int(L, 1, fn, "size", 65536);
+  t.qps = (int)strata_opt_int(L, 1, fn, "qps", 1);
+  t.max_buffer = (uint64_t)strata_opt_int(L, 1, fn, "max_buffer", 0);
+  if(t.size < 1 || t.qps < 1)
+    luaL_error(L, "%s: size and qps must be >= 1", fn);
+  slot = (t.size + 63) / 64 * 64;
+  lua_pushinteger(L, (lua_Integer)(slot * 2 * (uint64_t)side_nslots(&t)));
+  return 1;
+}
+
 static const luaL_Reg verbs_funcs[] = {
+  {"buffer_bytes", l_buffer_bytes},
   {"devices", verbs_l_devices},
   {"inventory", verbs_l_inventory},
   {"bw", l_bw},
