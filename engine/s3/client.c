@@ -436,9 +436,9 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
   else {
     r->fail = classify(cc);
     if(r->fail)
-      snprintf(r->error, sizeof(r->error), "%s%s%.180s (curl %d)",
-               curl_easy_strerror(cc), c->errbuf[0] ? ": " : "", c->errbuf,
-               (int)cc);
+      snprintf(r->error, sizeof(r->error), "%s: %.180s (curl %d)",
+               s3_strfail(r->fail),
+               c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc), (int)cc);
   }
   if(r->fail == S3_OK)
     parse_code(r);
