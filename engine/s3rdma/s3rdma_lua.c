@@ -277,7 +277,7 @@ static int l_prove(lua_State *L)
   double ok, fb, reply, landed, verr, rberr, getb, putb, dr = 0, dw = 0;
   double tol, declined, failed;
   const char *verdict = "PROVEN", *creason = "absent";
-  char reason[600] = "";
+  char reason[1100] = "";
   int have_counters = lua_istable(L, 2) && lua_istable(L, 3);
   int w1, w2, w3 = 0;
 
@@ -312,14 +312,20 @@ static int l_prove(lua_State *L)
              "; they went over HTTP (counted as fallback)" : "");
   }
   else if(!w1 || !w2 || !w3 || failed > 0) {
+    char first[420] = "";
+    lua_getfield(L, 1, "first_error");
+    if(lua_isstring(L, -1))
+      snprintf(first, sizeof(first), "; first error: %s",
+               lua_tostring(L, -1));
+    lua_pop(L, 1);
     verdict = "NOT PROVEN";
-    snprintf(reason, sizeof(reason), "RDMA not proven: reply header %s "
-             "(%.0f of %.0f), bytes landed %s (%.0f of %.0f, %.0f wrong, "
-             "%.0f read-back errors), server counters %s (read +%.0f for "
-             "%.0f PUT bytes, write +%.0f for %.0f GET bytes)%s%.0f failed",
-             w1 ? "ok" : "WRONG", reply, ok, w2 ? "ok" : "WRONG", landed,
-             ok, verr, rberr, creason, dr, putb, dw, getb,
-             failed > 0 ? "; " : "; ", failed);
+    snprintf(reason, sizeof(reason), "RDMA not proven: %.0f of %.0f "
+             "request(s) failed%s; of %.0f moved: reply header %s (%.0f), "
+             "bytes landed %s (%.0f, %.0f wrong, %.0f read-back errors), "
+             "server counters %s (read +%.0f for %.0f PUT bytes, write "
+             "+%.0f for %.0f GET bytes)", failed, fnum(L, 1, "requests"),
+             first, ok, w1 ? "ok" : "WRONG", reply, w2 ? "ok" : "WRONG",
+             landed, verr, rberr, creason, dr, putb, dw, getb);
   }
   lua_createtable(L, 0, 8);
   strata_set_str(L, "verdict", verdict);
