@@ -87,6 +87,7 @@ static void one_op(struct worker *w, int is_get, uint64_t idx, int measured)
   s3_perform(w->conn, &q, &r);
   if(!measured) {
     w->r.warmup_ops++;
+    w->r.warmup_bytes += is_get ? r.bytes_in : r.bytes_out;
     s3_resp_free(&r);
     return;
   }
@@ -148,8 +149,8 @@ static void *worker_main(void *arg)
 }
 
 /* PUT every key once (GET and mixed runs read existing objects). */
-static int prepare(struct shared *sh, struct s3_conn *c, char *err,
-                   size_t cap)
+static int prepare(struct shared *sh, struct s3_conn *c,
+                   struct s3w_result *res, char *err, size_t cap)
 {
   const struct s3w_params *p = sh->p;
   for(int i = 0; i < p->objects; i++) {
@@ -172,6 +173,7 @@ static int prepare(struct shared *sh, struct s3_conn *c, char *err,
       s3_resp_free(&r);
       return -1;
     }
+    res->prepare_bytes += r.bytes_out;
     s3_resp_free(&r);
   }
   return 0;
@@ -214,7 +216,7 @@ static int run_gpm(const struct s3_config *cfg, const struct s3w_params *p,
     }
   }
   if(p->prepare && p->op != S3W_PUT &&
-     prepare(&sh, w[0].conn, err, cap))
+     prepare(&sh, w[0].conn, res, err, cap))
     goto out;
   pthread_rwlock_wrlock(&sh.go);         /* the start gate: closed */
   for(int i = 0; i < n; i++) {

@@ -56,7 +56,8 @@ struct s3w_error {
 struct s3w_result {
   uint64_t ops, bytes;              /* recorded, successful */
   uint64_t get_ops, get_bytes, put_ops, put_bytes;
-  uint64_t warmup_ops;
+  uint64_t warmup_ops, warmup_bytes;  /* run but not recorded */
+  uint64_t prepare_bytes;           /* PUT before a GET/mixed run */
   uint64_t errors;                  /* recorded failed operations */
   uint64_t verify_failures;         /* GETs whose bytes differed */
   double elapsed_s;                 /* the recorded window */

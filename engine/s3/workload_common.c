@@ -132,6 +132,8 @@ int s3w_result_merge(struct s3w_result *a, const struct s3w_result *b)
   a->put_ops += b->put_ops;
   a->put_bytes += b->put_bytes;
   a->warmup_ops += b->warmup_ops;
+  a->warmup_bytes += b->warmup_bytes;
+  a->prepare_bytes += b->prepare_bytes;
   a->errors += b->errors;
   a->verify_failures += b->verify_failures;
   a->mp_uploads += b->mp_uploads;

@@ -103,6 +103,8 @@ static void push_result(lua_State *L, struct s3w_result *r)
   strata_set_int(L, "bytes", (lua_Integer)r->bytes);
   strata_set_int(L, "errors", (lua_Integer)r->errors);
   strata_set_int(L, "warmup_ops", (lua_Integer)r->warmup_ops);
+  strata_set_int(L, "warmup_bytes", (lua_Integer)r->warmup_bytes);
+  strata_set_int(L, "prepare_bytes", (lua_Integer)r->prepare_bytes);
   strata_set_int(L, "verify_failures", (lua_Integer)r->verify_failures);
   strata_set_num(L, "elapsed_s", r->elapsed_s);
   strata_set_num(L, "mbps", (double)r->bytes / el / 1e6);

@@ -54,7 +54,8 @@ stop() {
   for f in "$D"/run/*.pid; do
     [ -f "$f" ] || continue
     pid=$(cat "$f")
-    kill "$pid" 2>/dev/null || true
+    # a throw-away cluster: no clean shutdown needed
+    kill -9 "$pid" 2>/dev/null || true
   done
   for f in "$D"/run/*.pid; do
     [ -f "$f" ] || continue
@@ -63,7 +64,6 @@ stop() {
     while kill -0 "$pid" 2>/dev/null && [ $n -lt 50 ]; do
       sleep 0.1; n=$((n + 1))
     done
-    kill -9 "$pid" 2>/dev/null || true
   done
   rm -rf "$D"
 }
@@ -97,6 +97,9 @@ mon_warn_on_pool_no_redundancy = false
 mon_max_pg_per_osd = 1000
 paxos_propose_interval = 0.05
 mgr_stats_period = 1
+# only the prometheus module: the others cost seconds of start-up
+mgr_initial_modules = prometheus
+mgr_disabled_modules = alerts,balancer,crash,devicehealth,diskprediction_local,influx,insights,iostat,localpool,mirroring,nfs,orchestrator,osd_perf_query,osd_support,pg_autoscaler,progress,rbd_support,restful,selftest,snap_schedule,stats,status,telegraf,telemetry,test_orchestrator,volumes,zabbix
 run_dir = $D/run
 pid_file = $D/run/\$name.pid
 admin_socket = $D/run/\$name.asok
@@ -130,12 +133,17 @@ CONF
       || die "ceph config set failed"
     ceph -c "$conf" config set mgr mgr/prometheus/scrape_interval 1 --force \
       >/dev/null || die "ceph config set failed"
-    ceph -c "$conf" mgr module enable prometheus --force >/dev/null 2>&1 || true
+    ceph -c "$conf" config set mgr mgr/prometheus/cache false --force \
+      >/dev/null || die "ceph config set failed"
     ceph-mgr -c "$conf" -i x || die "ceph-mgr did not start"
   fi
   radosgw -c "$conf" -n client.rgw.a || die "radosgw did not start"
   wait_for 60 "radosgw on 127.0.0.1:$rgwp" \
     curl -sf -o /dev/null "http://127.0.0.1:$rgwp/"
+  if [ "${RGW_MGR:-1}" != 0 ]; then
+    wait_for 60 "ceph-mgr prometheus on 127.0.0.1:$prom" \
+      curl -sf -o /dev/null "http://127.0.0.1:$prom/metrics"
+  fi
   ak=STRATA$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
   sk=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
   radosgw-admin -c "$conf" -n client.rgw.a user create --uid=strata \
