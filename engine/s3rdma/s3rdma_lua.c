@@ -158,8 +158,8 @@ static int l_run(lua_State *L)
                  secs > 0 ? (double)(r.bytes + r.fallback_bytes) * 8 /
                             1e9 / secs : 0);
   strata_set_num(L, "cpu_s", r.cpu_s);
-  strata_set_num(L, "cpu_pct", secs > 0 ? 100.0 * r.cpu_s / secs : 0);
-  strata_set_num(L, "cpu_host_pct",
+  strata_set_num(L, "cpu_core_pct", secs > 0 ? 100.0 * r.cpu_s / secs : 0);
+  strata_set_num(L, "cpu_util_pct",
                  secs > 0 && r.ncpu > 0 ?
                    100.0 * r.cpu_s / secs / r.ncpu : 0);
   if(s.n) {
