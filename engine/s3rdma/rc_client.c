@@ -124,7 +124,7 @@ static void describe(const struct s3_resp *r, char *out, size_t cap)
 {
   char st[64] = "";
   if(r->fail != S3_OK) {
-    snprintf(out, cap, "%s: %s", s3_strfail(r->fail), r->error);
+    snprintf(out, cap, "%s", r->error[0] ? r->error : s3_strfail(r->fail));
     return;
   }
   (void)s3_resp_header(r, S3RDMA_H_STATUS, st, sizeof(st));
