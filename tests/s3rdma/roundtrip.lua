@@ -14,6 +14,12 @@ local r = require "strata.s3rdma"
 local ep = assert(arg[1], "usage: roundtrip.lua ENDPOINT BUILD OUT")
 local metrics = ep .. "/minio/metrics/v3/api/rdma"
 local cl = s3.client { endpoint = ep, timeout = 60 }
+-- wait for the server (another guest may still be starting it)
+for _ = 1, 300 do
+  local ok, x = pcall(cl.request, cl, { method = "GET", path = "/metrics" })
+  if ok and x.status == 200 then break end
+  os.execute("sleep 0.1")
+end
 local B = "rt"
 local failures = 0
 
