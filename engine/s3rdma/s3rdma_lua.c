@@ -60,7 +60,7 @@ static int l_run(lua_State *L)
     "seed", "verify", "readback", "http_fallback", "landing_grace",
     "timeout", "device", "port", "gid_index", "memory", NULL
   };
-  static const char *const modes[] = { "tcp", "rc", NULL };
+  static const char *const modes[] = { "tcp", "rc", "cuobject", NULL };
   static const char *const ops[] = { "get", "put", "multipart", NULL };
   static const char *const mems[] = { "host", "cuda", NULL };
   static const char *fn = "s3rdma.run";
@@ -111,7 +111,7 @@ static int l_run(lua_State *L)
                       "%llu", fn, (unsigned long long)o.range_off,
                       (unsigned long long)o.range_len,
                       (unsigned long long)o.size);
-  if(o.mode == S3RDMA_MODE_RC &&
+  if(o.mode != S3RDMA_MODE_TCP &&
      (o.size > S3RDMA_SIZE_MAX && o.op != S3RDMA_OP_MULTIPART))
     return luaL_error(L, "%s: hipobj-rc-v2 moves at most 2^31-1 bytes a "
                       "request; use op = \"multipart\"", fn);
@@ -127,14 +127,16 @@ static int l_run(lua_State *L)
     snprintf(e, sizeof(e), "%s", r.setup_error);
     stats_free(&r.lat_ms);
     if(r.setup_skip)
-      return strata_skip(L, "no usable RDMA device: %s", e);
+      return strata_skip(L, "%s%s", o.mode == S3RDMA_MODE_RC ?
+                         "no usable RDMA device: " : "", e);
     return luaL_error(L, "%s: %s", fn, e);
   }
   stats_summarize(&r.lat_ms, &s);
   stats_free(&r.lat_ms);
   secs = (double)r.duration_ns / 1e9;
   lua_createtable(L, 0, 32);
-  strata_set_str(L, "mode", o.mode == S3RDMA_MODE_RC ? "rdma" : "tcp");
+  strata_set_str(L, "mode", o.mode == S3RDMA_MODE_TCP ? "tcp" : "rdma");
+  strata_set_str(L, "provider", modes[o.mode]);
   strata_set_int(L, "requests", (lua_Integer)r.requests);
   strata_set_int(L, "ok", (lua_Integer)r.ok);
   strata_set_int(L, "declined", (lua_Integer)r.declined);

@@ -14,7 +14,9 @@
 #include "s3.h"
 #include "stats.h"
 
-enum s3rdma_mode { S3RDMA_MODE_TCP = 0, S3RDMA_MODE_RC };
+/* The transport, i.e. the token provider: plain HTTP, hipobj-rc-v2 (RC,
+ * plain libibverbs), or NVIDIA cuObject (DC, one round trip). */
+enum s3rdma_mode { S3RDMA_MODE_TCP = 0, S3RDMA_MODE_RC, S3RDMA_MODE_CUOBJ };
 enum s3rdma_op { S3RDMA_OP_GET = 0, S3RDMA_OP_PUT, S3RDMA_OP_MULTIPART };
 
 struct s3rdma_run_opts {

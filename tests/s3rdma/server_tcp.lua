@@ -52,5 +52,10 @@ local ok, err = pcall(r.run, { client = cl, mode = "rc", op = "get",
                                bucket = "strata-h", size = 1000 })
 check(not ok and tostring(err):find("SKIP", 1, true), "RDMA run without a "
       .. "device: SKIP (" .. tostring(err) .. ")")
+ok, err = pcall(r.run, { client = cl, mode = "cuobject", op = "get",
+                         bucket = "strata-h", size = 1000 })
+check(not ok and tostring(err):find("SKIP", 1, true) and
+      tostring(err):find("cuobjclient", 1, true),
+      "cuObject provider without its library: SKIP with the reason")
 print(bad == 0 and "server_tcp: all checks passed" or "server_tcp: FAILED")
 os.exit(bad == 0 and 0 or 1)

@@ -9,6 +9,9 @@
 --                      (AIStor: http://<host>:9000/minio/metrics/v3/api/rdma)
 --   prometheus_url     or an existing Prometheus server (instant queries)
 --   metrics_bearer_env variable holding the metrics JWT (a secret)
+--   provider           "rc" (hipobj-rc-v2, default) or "cuobject" (NVIDIA
+--                      cuObject / DC: what AIStor speaks; SKIPs without
+--                      libcuobjclient.so)
 --   device, port, gid_index   the local RDMA device (default: first)
 --   requests           requests per phase (default 2 x concurrency)
 --   max_object_mb, max_concurrency   scale RUNBOOK rows down (a note says)
@@ -107,14 +110,15 @@ end
 function M.phase(t, cl, s, w, prefix, out)
   w.client = cl
   w.bucket = s.bucket
+  if w.mode == "rc" and s.provider then w.mode = s.provider end
   w.device, w.port = s.device, s.port
   if s.gid_index ~= "auto" then w.gid_index = s.gid_index end
   w.http_fallback = s.http_fallback
   w.landing_grace = s.landing_grace_s
   w.requests = w.requests or s.requests or math.max(2, 2 * (w.concurrency or 1))
   w.prefix = w.prefix or ("strata-" .. t.id .. "-")
-  local pc0 = w.mode == "rc" and port_counters(s)
-  local c0 = w.mode == "rc" and counters(s) or nil
+  local pc0 = w.mode ~= "tcp" and port_counters(s)
+  local c0 = w.mode ~= "tcp" and counters(s) or nil
   local r = s3rdma.run(w)
   local c1 = c0 and counters(s) or nil
   local pc1 = pc0 and port_counters(s)
@@ -130,7 +134,7 @@ function M.phase(t, cl, s, w, prefix, out)
   out[prefix .. "size"] = w.size
   out[prefix .. "concurrency"] = w.concurrency
   if r.first_error then t.note(prefix .. " first error: " .. r.first_error) end
-  if w.mode ~= "rc" then return r end
+  if w.mode == "tcp" then return r end
   local p = s3rdma.prove(r, c0, c1, { tolerance = s.counter_tolerance or 0 })
   out[prefix .. "verdict"] = p.verdict
   out[prefix .. "proven"] = p.verdict == "PROVEN"
