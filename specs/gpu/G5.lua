@@ -17,6 +17,11 @@ local function readf(path)
   return s
 end
 
+-- sysfs hex ("0x030200\n"): tonumber(s, 16) refuses the 0x prefix.
+local function hex(path)
+  return tonumber((readf(path) or ""):match("^%s*(0x%x+)") or "") or 0
+end
+
 local function node_of(dev, nodes)
   local n = tonumber(readf(dev .. "/numa_node") or "") or -1
   if n < 0 and nodes <= 1 then n = 0 end
@@ -40,8 +45,7 @@ test {
     local devs, rows = { gpu = {}, nic = {}, nvme = {} }, {}
     for _, bdf in ipairs(core.listdir(PCI) or {}) do
       local p = PCI .. "/" .. bdf
-      local class = tonumber(readf(p .. "/class") or "", 16) or 0
-      local vendor = tonumber(readf(p .. "/vendor") or "", 16) or 0
+      local class, vendor = hex(p .. "/class"), hex(p .. "/vendor")
       local kind
       if vendor == 0x10de and (class >> 16) == 0x03 then kind = "gpu"
       elseif (class >> 8) == 0x0108 then kind = "nvme"
