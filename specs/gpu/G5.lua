@@ -42,6 +42,21 @@ test {
     for _, e in ipairs(core.listdir("/sys/devices/system/node") or {}) do
       if e:match("^node%d+$") then nodes = nodes + 1 end
     end
+    -- names by PCI function: the class devices' real paths run through
+    -- their PCI device (.../0000:18:00.0/net/eth0, .../virtio2/net/eth0)
+    local names = {}
+    for _, cls in ipairs { "net", "nvme", "infiniband" } do
+      local ok, list = pcall(core.listdir, "/sys/class/" .. cls)
+      for _, e in ipairs(ok and list or {}) do
+        local real = core.realpath("/sys/class/" .. cls .. "/" .. e) or ""
+        local bdf
+        for b in real:gmatch("(%x%x%x%x:%x%x:%x%x%.%x)/") do bdf = b end
+        if bdf then
+          local label = cls == "infiniband" and ("RDMA " .. e) or e
+          names[bdf] = (names[bdf] and (names[bdf] .. " ") or "") .. label
+        end
+      end
+    end
     local devs, rows = { gpu = {}, nic = {}, nvme = {} }, {}
     for _, bdf in ipairs(core.listdir(PCI) or {}) do
       local p = PCI .. "/" .. bdf
@@ -51,16 +66,10 @@ test {
       elseif (class >> 8) == 0x0108 then kind = "nvme"
       elseif (class >> 8) == 0x0200 or (class >> 8) == 0x0207 then kind = "nic" end
       if kind then
-        local name = ""
-        local sub = kind == "nic" and "/net" or kind == "nvme" and "/nvme" or nil
-        if sub then name = table.concat(core.listdir(p .. sub) or {}, ",") end
-        if kind == "nic" and core.stat(p .. "/infiniband") == "dir" then
-          name = name .. " (RDMA " .. table.concat(core.listdir(p .. "/infiniband"), ",") .. ")"
-        end
         local n = node_of(p, nodes)
         local list = devs[kind]
         list[#list + 1] = { bdf = bdf, node = n }
-        rows[#rows + 1] = { kind, bdf, name, n }
+        rows[#rows + 1] = { kind, bdf, names[bdf] or "", n }
       end
     end
     if #devs.gpu == 0 then
