@@ -37,7 +37,7 @@ STATUS_FILL = {"PASS": "C6EFCE", "FAIL": "FFC7CE", "ERROR": "8B0000",
 
 # --- workbook --------------------------------------------------------------
 wb = openpyxl.load_workbook(OUT + "/book.xlsx")
-S1_NAME = 'S1 S3 GET throughput <warp> & "'
+S1_NAME = 'S1 S3 GET throughput <warp>'
 check(wb.sheetnames == ["Summary", "R2 Host RDMA write bandwidth",
                         "R3 Host RDMA latency", S1_NAME, "Metrics",
                         "Counters", "Thresholds", "Inventory", "Run"],

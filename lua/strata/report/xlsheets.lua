@@ -19,6 +19,9 @@ Sheet.__index = Sheet
 -- A valid name not yet used (Excel compares names without case).
 function M.unique(ctx, base)
   local name = xl.sheet_name(base)
+  -- a cut title can end in a stray quote or separator: drop it
+  local trimmed = name:gsub("[%s\"'&,;:%-]+$", "")
+  if trimmed ~= "" then name = trimmed end
   if name:lower() == "history" then name = name .. "_" end
   local n = 1
   while ctx.names[name:lower()] do
@@ -311,7 +314,9 @@ local function write_cells(S, r, t, rs, metrics)
     end
   end)
   S.ws:autofilter(r, 0, math.max(last, r), #cols - 1)
-  S.fixed[ncore + 2] = 56
+  for _, row in ipairs(rows) do
+    if row[ncore + 3] ~= "" then S.fixed[ncore + 2] = 56 end
+  end
   return last, params
 end
 
