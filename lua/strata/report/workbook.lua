@@ -132,7 +132,7 @@ end
 local SUMMARY_COLS = {
   { "ID", 9 }, { "Layer", 10 }, { "Status", 11 }, { "Title", 34 },
   { "Measured", 30 }, { "Value", 12 }, { "Criterion", 46 },
-  { "Reason", 46 }, { "Cells", 7 }, { "Time (s)", 9 }, { "Details", 24 },
+  { "Reason", 46 }, { "Cells", 7 }, { "Time (s)", 9 }, { "Details", nil },
 }
 
 local function write_summary(ctx, model, detail_sheets)
@@ -225,7 +225,7 @@ local function write_summary(ctx, model, detail_sheets)
   ws:autofilter(hr, 0, math.max(r, hr), last)
   local fixed = {}
   for c, col in ipairs(SUMMARY_COLS) do fixed[c - 1] = col[2] end
-  S:fit_columns(fixed)
+  S:fit_columns(fixed, 34)
   ws:setup { landscape = true, fit_width = 1, fit_height = 0,
              repeat_rows = { hr, hr }, hide_gridlines = true,
              tab_color = (VERDICT_COLORS[verdict] or {}).bg, activate = true,
@@ -240,10 +240,11 @@ local function write_run(ctx, model)
   S:put(0, 0, "Run", F.h1)
   local rows = {
     { "Command line", shell_quote(run.argv) },
+    { "Working directory", run.cwd },
     { "strata version", run.version },
     { "Host", run.host },
     { "Started", run.started },
-    { "Ended", run.ended },
+    { "Ended", run.ended or "(not recorded)" },
     { "Duration", duration_text(run.started, run.ended) },
     { "Interrupted", run.interrupted == true },
     { "Verdict", model.verdict },
@@ -252,9 +253,11 @@ local function write_run(ctx, model)
   }
   local r = 2
   for _, kv in ipairs(rows) do
-    S:put(r, 0, kv[1], F.key)
-    S:put(r, 1, kv[2], F.wrap)
-    r = r + 1
+    if kv[2] ~= nil then
+      S:put(r, 0, kv[1], F.key)
+      S:put(r, 1, kv[2], F.wrap)
+      r = r + 1
+    end
   end
   r = r + 1
   S:put(r, 0, "Input files", F.h2)

@@ -368,7 +368,7 @@ local function write_pivot(S, r, t, rs, params, headline)
     local key = tostring(xs[i]) .. "\0" .. (p2 and tostring(ys[j - 1]) or "")
     return F.numfmt(nf, failed[key] and true or false)
   end)
-  if #xs < 2 or #nums == 0 then return last end
+  if #xs < 2 or #nums < 2 then return last end
   local series = {}
   for j = 1, #ys do series[j] = j end
   chart_block(S, { r0 = r, r1 = last, x = 0, ys = series,
