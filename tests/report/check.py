@@ -212,6 +212,23 @@ check(intr is not None and run.cell(intr.row, 2).value is False,
       "interrupted flag as a boolean")
 check(find(run, "ab" * 32) is not None, "file checksum")
 
+# Every part of every workbook is well-formed XML (bad XML is what makes
+# Excel offer to repair a file).
+import zipfile
+for name in ("book.xlsx", "evil.xlsx", "empty.xlsx"):
+    with zipfile.ZipFile(OUT + "/" + name) as z:
+        check(z.testzip() is None, name + " zip CRCs")
+        for part in z.namelist():
+            if part.endswith((".xml", ".rels")):
+                try:
+                    ET.fromstring(z.read(part))
+                except ET.ParseError as e:
+                    check(False, "%s:%s: %s" % (name, part, e))
+        parts = z.namelist()
+        if name == "book.xlsx":
+            check(sum(p.startswith("xl/charts/chart") for p in parts) == 6,
+                  "6 charts: R2 2, S1 2, Counters 2")
+
 for extra in ("evil.xlsx", "empty.xlsx"):
     w = openpyxl.load_workbook(OUT + "/" + extra)
     check(w.sheetnames[0] == "Summary", extra + " opens")
