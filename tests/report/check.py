@@ -215,7 +215,7 @@ check(find(run, "ab" * 32) is not None, "file checksum")
 # Every part of every workbook is well-formed XML (bad XML is what makes
 # Excel offer to repair a file).
 import zipfile
-for name in ("book.xlsx", "evil.xlsx", "empty.xlsx"):
+for name in ("book.xlsx", "evil.xlsx", "empty.xlsx", "odd.xlsx"):
     with zipfile.ZipFile(OUT + "/" + name) as z:
         check(z.testzip() is None, name + " zip CRCs")
         for part in z.namelist():
@@ -228,6 +228,17 @@ for name in ("book.xlsx", "evil.xlsx", "empty.xlsx"):
         if name == "book.xlsx":
             check(sum(p.startswith("xl/charts/chart") for p in parts) == 6,
                   "6 charts: R2 2, S1 2, Counters 2")
+
+odd = openpyxl.load_workbook(OUT + "/odd.xlsx")
+x1 = [n for n in odd.sheetnames if n.startswith("X1")]
+check(x1 and len(odd[x1[0]]._charts) == 1 and
+      type(odd[x1[0]]._charts[0]).__name__ == "LineChart",
+      "string parameter -> line chart over categories")
+check(find(odd[x1[0]], "Chart not drawn: its x/y column numbers do not match "
+           "the table's columns.") is not None, "bad chart spec noted")
+r = ET.parse(OUT + "/odd.xml").getroot()
+check([s.get("name") for s in r.findall("testsuite")] == ["s3", "odd-layer"],
+      "unknown layer gets its own suite, last")
 
 for extra in ("evil.xlsx", "empty.xlsx"):
     w = openpyxl.load_workbook(OUT + "/" + extra)

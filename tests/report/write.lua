@@ -166,6 +166,38 @@ do
   junit.write(outdir .. "/empty.xml", empty)
 end
 
+-- Odd but legal shapes: string parameters (a line chart over categories),
+-- a missing status, series without values, a bad chart spec, a result
+-- without metrics.  Every writer copes.
+do
+  local odd = {
+    run = { started = "2026-11-29T19:00:00Z" }, criteria = {},
+    layers = { "host", "s3" }, verdict = "FAIL",
+    tests = {
+      { id = "X1", layer = "s3", title = "op matrix", status = "PASS",
+        cells = 4, params = { "op", "size" } },
+      { id = "X2", layer = "odd-layer", title = "no status", cells = 1 },
+    },
+    results = {},
+  }
+  local i = 0
+  for _, op in ipairs { "read", "write" } do
+    for _, size in ipairs { 1, 2 } do
+      i = i + 1
+      odd.results[i] = { id = "X1", layer = "s3", params = { "op", "size" },
+        cell = { op = op, size = size }, status = "PASS", headline = "v",
+        metrics = { v = i * 1.5, ok = true },
+        series = i == 1 and { t = { 0, 1 } } or nil,
+        tables = i == 2 and { { name = "bad chart", columns = { "a" },
+          rows = { { 1 }, { 2 } }, chart = { x = 3, y = { 1 } } } } or nil }
+    end
+  end
+  odd.results[5] = { id = "X2", layer = "odd-layer", cell = {} }
+  workbook.write(outdir .. "/odd.xlsx", odd)
+  json.write(outdir .. "/odd.json", odd)
+  junit.write(outdir .. "/odd.xml", odd)
+end
+
 if failures > 0 then
   io.stderr:write(failures, " failure(s)\n")
   return 1

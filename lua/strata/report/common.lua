@@ -74,7 +74,8 @@ function M.counts(model)
   local c = { total = 0 }
   for _, s in ipairs(M.STATUSES) do c[s] = 0 end
   for _, t in ipairs(model.tests or {}) do
-    c[t.status] = (c[t.status] or 0) + 1
+    local st = tostring(t.status)
+    c[st] = (c[st] or 0) + 1
     c.total = c.total + 1
   end
   return c

@@ -440,10 +440,13 @@ function M.write_test(ctx, model, p)
         F.h1, true)
   S.ws:set_row(0, 22)
   S:put(1, 0, t.status, F.for_status(t.status))
-  S:put(1, 1, ("layer %s  \u{00B7}  %d cell%s  \u{00B7}  %s s"):format(
-        tostring(t.layer), #rs, #rs == 1 and "" or "s",
-        fmt(finite(t.duration_s) and math.floor(t.duration_s * 10 + 0.5) / 10
-            or nil)), F.subtitle, true)
+  local sub = ("layer %s  \u{00B7}  %d cell%s"):format(tostring(t.layer),
+    #rs, #rs == 1 and "" or "s")
+  if finite(t.duration_s) then
+    sub = sub .. ("  \u{00B7}  %s s"):format(
+      fmt(math.floor(t.duration_s * 10 + 0.5) / 10))
+  end
+  S:put(1, 1, sub, F.subtitle, true)
   local r = 2
   if t.criterion then
     S:put(r, 0, "Criterion: " .. t.criterion, F.subtitle, true)
@@ -570,7 +573,7 @@ local function write_series(S, r, t, rs)
       for i, tv in ipairs(s.t) do
         local row = { label ~= "" and label or t.id, offset + tv }
         for j, k in ipairs(names) do
-          local v = (s.values[k] or {})[i]
+          local v = ((s.values or {})[k] or {})[i]
           row[2 + j] = finite(v) and v or nil
           all[k] = all[k] or {}
           table.insert(all[k], row[2 + j] or 0)
