@@ -236,6 +236,8 @@ check(x1 and len(odd[x1[0]]._charts) == 1 and
       "string parameter -> line chart over categories")
 check(find(odd[x1[0]], "Chart not drawn: its x/y column numbers do not match "
            "the table's columns.") is not None, "bad chart spec noted")
+check(odd["Summary"]["D4"].value == "The run was interrupted: results are "
+      "incomplete.", "interrupted run: %r" % odd["Summary"]["D4"].value)
 r = ET.parse(OUT + "/odd.xml").getroot()
 check([s.get("name") for s in r.findall("testsuite")] == ["s3", "odd-layer"],
       "unknown layer gets its own suite, last")

@@ -171,7 +171,8 @@ end
 -- without metrics.  Every writer copes.
 do
   local odd = {
-    run = { started = "2026-11-29T19:00:00Z" }, criteria = {},
+    run = { started = "2026-11-29T19:00:00Z", interrupted = true },
+    criteria = {},
     layers = { "host", "s3" }, verdict = "FAIL",
     tests = {
       { id = "X1", layer = "s3", title = "op matrix", status = "PASS",

@@ -153,25 +153,28 @@ local function write_summary(ctx, model, detail_sheets)
   local verdict = tostring(model.verdict or "NO VERDICT")
   ws:set_row(3, 42)
   S:merge(3, 0, 3, 2, verdict, F.verdict[verdict] or F.verdict_other)
-  local lf, msg, mf = model.lowest_failed, nil, F.msg_ok
+  local lf, parts, mf = model.lowest_failed, {}, F.msg_bad
+  local counts = common.counts(model)
   if lf then
-    msg = ("Lowest failed rung: %s (%s %s) \u{2014} results above it are "
-           .. "not trusted"):format(lf.layer, lf.id, lf.status)
-    mf = F.msg_bad
+    parts[1] = ("Lowest failed rung: %s (%s %s) \u{2014} results above it "
+                .. "are not trusted"):format(lf.layer, lf.id, lf.status)
   elseif verdict == "PASS" then
-    msg = "Every rung of the ladder passed its criteria."
-  else
-    msg = "No test failed; see BLOCKED and SKIP below."
-    mf = F.msg_bad
+    parts[1] = "Every rung of the ladder passed its criteria."
+    mf = F.msg_ok
+  elseif counts.BLOCKED > 0 then
+    parts[1] = ("No test failed, but %d %s blocked."):format(counts.BLOCKED,
+      counts.BLOCKED == 1 and "is" or "are")
+  elseif counts.total == 0 then
+    parts[1] = "No test ran."
   end
   if run.interrupted then
-    msg = msg .. "  The run was interrupted: results are incomplete."
+    parts[#parts + 1] = "The run was interrupted: results are incomplete."
     mf = F.msg_bad
   end
+  local msg = table.concat(parts, "  ")
   S:merge(3, 3, 3, 6, msg, mf)
 
   -- Counts per status (left) and the run at a glance (right).
-  local counts = common.counts(model)
   local r = 5
   for _, s in ipairs(common.STATUSES) do
     S:put(r, 0, s, F.status[s])
