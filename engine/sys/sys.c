@@ -481,6 +481,8 @@ int sys_run(const struct sys_run_opts *o, struct sys_run_result *r)
   }
   if(!exited)
     waitpid(pid, &status, 0);
+  /* whatever the command left behind in its group goes with it */
+  kill(-pid, SIGKILL);
   close_fd(&pin[1]);
   close_fd(&pout[0]);
   close_fd(&perr[0]);

@@ -67,7 +67,8 @@ struct sys_run_result {
   double duration_s;
 };
 
-/* Run argv in its own process group; never through a shell.  Returns -1
+/* Run argv in its own process group; never through a shell.  When the
+ * command exits, what it left running in its group is killed.  Returns -1
  * (errno) only when pipes or fork fail; a missing program is a result
  * with code 127 and exec_errno set.  Free r with sys_run_free. */
 int sys_run(const struct sys_run_opts *o, struct sys_run_result *r);
