@@ -31,10 +31,12 @@ struct loader {
   int anchors;  /* stack index of anchor -> value */
 };
 
+/* Raise "<file>:<line>:<col>: <what>" with no Lua location in front. */
 static int fail(struct loader *ld, const char *what, yaml_mark_t m)
 {
-  return luaL_error(ld->L, "%s:%d:%d: %s", ld->name, (int)m.line + 1,
-                    (int)m.column + 1, what);
+  lua_pushfstring(ld->L, "%s:%d:%d: %s", ld->name, (int)m.line + 1,
+                  (int)m.column + 1, what);
+  return lua_error(ld->L);
 }
 
 static void next_event(struct loader *ld, yaml_event_t *ev)

@@ -1,0 +1,28 @@
+/*
+ * s3_lua.h - shared between the strata.s3 binding files: the client
+ * handle and the entry points living in other files.
+ */
+#ifndef STRATA_S3_LUA_H
+#define STRATA_S3_LUA_H
+
+#include <lua.h>
+
+#include "creds.h"
+#include "s3.h"
+
+struct l_client {
+  struct s3_config cfg;     /* points into the strings below */
+  struct s3_creds creds;    /* secrets: wiped on close */
+  char *endpoint, *region, *ca_bundle;
+  struct s3_conn *conn;     /* NULL once closed */
+};
+
+/* The open client at idx, or raise (closed or wrong type). */
+struct l_client *s3l_check(lua_State *L, int idx, const char *fn);
+
+/* cl:run{...}: the workload engine (workload_lua.c). */
+int s3l_run(lua_State *L);
+/* s3.scrape(url [, opts]): a Prometheus exposition as a table. */
+int s3l_scrape(lua_State *L);
+
+#endif

@@ -1,0 +1,38 @@
+-- strata report: rebuild the workbook (and JSON/JUnit) from a journal,
+-- e.g. after a run was killed.
+local args = require "strata.args"
+local journal = require "strata.journal"
+local model = require "strata.model"
+local outputs = require "strata.outputs"
+local run = require "strata.cmd.run"
+
+local M = {
+  summary = "rebuild the workbook from a run's journal (.jsonl)",
+  usage = [[
+usage: strata report JOURNAL.jsonl [-o FILE.xlsx] [--json FILE] [--junit FILE]
+Default workbook: the journal's path with .xlsx instead of .jsonl.]],
+}
+
+function M.main(argv)
+  return run.guard(function()
+    local o, pos = args.parse(argv, {
+      ["-o"] = "output", ["--output"] = "output", ["--json"] = "json",
+      ["--junit"] = "junit",
+      ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true } })
+    if o.help then io.stdout:write(M.usage, "\n") return 0 end
+    if #pos ~= 1 then error(args.usage_error("report takes one journal file"), 0) end
+    local recs = journal.read(pos[1])
+    if #recs == 0 then
+      io.stderr:write("strata: ", pos[1], ": no records\n")
+      return 2
+    end
+    local m = model.build(recs)
+    local xlsx = o.output or (pos[1]:gsub("%.jsonl$", "") .. ".xlsx")
+    outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
+    io.stderr:write(("strata: %d results from %s -> %s\n"):format(#m.results,
+      pos[1], xlsx))
+    return 0
+  end)
+end
+
+return M

@@ -1,0 +1,132 @@
+-- strata run: execute a collection of specs and write the workbook, the
+-- journal beside it, and (on request) JSON and JUnit.
+local core = require "strata.core"
+local args = require "strata.args"
+local spec = require "strata.spec"
+local setup = require "strata.setup"
+local runner = require "strata.runner"
+local journal = require "strata.journal"
+local model = require "strata.model"
+local outputs = require "strata.outputs"
+local redact = require "strata.redact"
+
+local M = {
+  summary = "run specs and write the workbook (+ journal, JSON, JUnit)",
+  usage = [[
+usage: strata run [options] [PATH...]
+
+PATH: spec files or folders (default: specs/).
+  -o, --output FILE.xlsx  workbook (default reports/strata-<host>-<UTC>.xlsx);
+                          the journal FILE.jsonl is written beside it
+  --site FILE             site facts (GPU count, line rate, peers, endpoints)
+  --thresholds FILE       criteria (default: thresholds.yaml next to the specs)
+  --set ID.metric.op=V    override one criterion (op: min max eq ne in;
+                          V=none drops it); repeatable
+  --only PATTERN          run only matching IDs, tags or layers (globs; what
+                          they need comes along); repeatable
+  --json FILE             also write the results as JSON
+  --junit FILE            also write JUnit XML
+  -v, --verbose           tracebacks of errors on stderr
+  -h, --help              this text
+Exit: 0 nothing failed, 1 a test FAILED, ERRORed or was BLOCKED (or the
+run was interrupted), 2 usage or spec/site/threshold file errors.]],
+}
+
+M.OPTIONS = {
+  ["-o"] = "output", ["--output"] = "output", ["--site"] = "site",
+  ["--thresholds"] = "thresholds", ["--set"] = { "set", many = true },
+  ["--only"] = { "only", many = true }, ["--json"] = "json",
+  ["--junit"] = "junit", ["-v"] = { "verbose", flag = true },
+  ["--verbose"] = { "verbose", flag = true },
+  ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true },
+}
+
+local function inventory()
+  local ok, sys = pcall(require, "strata.sys")
+  local inv
+  if ok then
+    local ok2, r = pcall(sys.inventory)
+    inv = ok2 and r or { error = tostring(r) }
+  else
+    inv = {}
+  end
+  inv.host = inv.host or core.hostname()
+  return inv
+end
+
+-- Shared with list/check: parse, and turn usage/spec errors into exit 2.
+function M.guard(fn)
+  local ok, rc = pcall(fn)
+  if ok then return rc end
+  if args.is_usage_error(rc) then
+    io.stderr:write("strata: ", tostring(rc), "\n")
+    return 2
+  end
+  if spec.is_error(rc) then
+    io.stderr:write("strata: ", tostring(rc), "\n")
+    return 2
+  end
+  error(rc, 0)
+end
+
+function M.main(argv)
+  return M.guard(function()
+    local o, paths = args.parse(argv, M.OPTIONS)
+    if o.help then io.stdout:write(M.usage, "\n") return 0 end
+    local s = setup.load { paths = paths, site = o.site,
+                           thresholds = o.thresholds, set = o.set }
+    local order = runner.plan(s.tests, s.by_id, o.only)
+    if #order == 0 then
+      io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
+      return 2
+    end
+    redact.add_from_env(s.site)
+
+    local host = core.hostname()
+    local xlsx = o.output or ("reports/strata-%s-%s.xlsx"):format(
+      host:gsub("[^%w%-_.]", "_"), core.utc(nil, "%Y%m%dT%H%M%SZ"))
+    if not xlsx:match("%.xlsx$") then
+      error(args.usage_error("-o must name an .xlsx file: " .. xlsx), 0)
+    end
+    local dir = xlsx:match("^(.*)/[^/]*$")
+    if dir and dir ~= "" then core.mkdir_p(dir) end
+    local jpath = outputs.journal_path(xlsx)
+    local j = journal.open(jpath)
+    local argv0 = { "strata", "run" }
+    for _, a in ipairs(argv) do argv0[#argv0 + 1] = a end
+    j:write { type = "run", version = STRATA_VERSION, argv = argv0,
+              host = host, started = core.utc(), files = s.files,
+              output = xlsx, journal = jpath, cwd = core.realpath(".") }
+    j:write { type = "inventory", data = inventory() }
+    local crit = {}
+    for _, c in ipairs(s.criteria) do
+      crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op,
+                          text = c.text, source = c.source,
+                          expr = type(c.value) == "table" and c.text or tostring(c.value) }
+    end
+    j:write { type = "thresholds", criteria = crit }
+
+    core.trap_signals()
+    io.stderr:write(("strata: %d tests, journal %s\n"):format(#order, jpath))
+    local _, interrupted = runner.run(order, {
+      site = s.site, criteria = s.criteria, journal = j,
+      progress = core.isatty(2), verbose = o.verbose })
+    j:write { type = "end", ended = core.utc(), interrupted = interrupted }
+    j:close()
+
+    local m = model.build(j.records)
+    outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
+    local c = m.counts
+    io.stderr:write(("strata: %s — %d PASS, %d FAIL, %d ERROR, %d BLOCKED, %d SKIP%s\n")
+      :format(m.verdict, c.PASS or 0, c.FAIL or 0, c.ERROR or 0,
+              c.BLOCKED or 0, c.SKIP or 0, interrupted and " (interrupted)" or ""))
+    if m.lowest_failed then
+      io.stderr:write(("strata: lowest failed rung: %s (%s %s)\n"):format(
+        m.lowest_failed.layer, m.lowest_failed.id, m.lowest_failed.status))
+    end
+    io.stderr:write("strata: workbook ", xlsx, "\n")
+    return m.verdict == "PASS" and 0 or 1
+  end)
+end
+
+return M

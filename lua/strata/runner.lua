@@ -1,0 +1,333 @@
+-- strata.runner: the plan (selection, needs, ladder order), the run of
+-- every matrix cell in an isolated child process, and the verdicts.
+--
+-- One child per cell (core.isolate): a primitive that hangs past the
+-- cell's timeout, crashes or raises costs that cell only; every finished
+-- cell is journaled before the next starts.
+local core = require "strata.core"
+local cjson = require "cjson"
+local spec = require "strata.spec"
+local thresholds = require "strata.thresholds"
+
+local M = {}
+
+cjson.encode_invalid_numbers("null")
+cjson.encode_sparse_array(true)
+
+-- Is this test selected by one of the patterns (ID globs or tags)?
+local function selected(t, patterns)
+  if not patterns or #patterns == 0 then return true end
+  for _, p in ipairs(patterns) do
+    local lp = "^" .. p:gsub("[%^%$%(%)%%%.%[%]%+%-%?]", "%%%0"):gsub("%*", ".*") .. "$"
+    if t.id:match(lp) then return true end
+    for _, tag in ipairs(t.tags) do
+      if tag:match(lp) or tag == p then return true end
+    end
+    if t.layer == p then return true end
+  end
+  return false
+end
+
+-- Order the selected tests (plus what they need): needs first, then by
+-- ladder rung, then by load order.  Returns the list, or raises on a cycle.
+function M.plan(tests, by_id, patterns)
+  local want, order = {}, {}
+  local function pull(t)
+    if want[t.id] then return end
+    want[t.id] = true
+    for _, n in ipairs(t.needs) do pull(by_id[n]) end
+  end
+  for _, t in ipairs(tests) do
+    if selected(t, patterns) then pull(t) end
+  end
+  local index = {}
+  for i, t in ipairs(tests) do index[t.id] = i end
+  local pending = {}
+  for _, t in ipairs(tests) do
+    if want[t.id] then pending[#pending + 1] = t end
+  end
+  table.sort(pending, function(a, b)
+    local ra, rb = spec.LAYER_RANK[a.layer], spec.LAYER_RANK[b.layer]
+    if ra ~= rb then return ra < rb end
+    return index[a.id] < index[b.id]
+  end)
+  local done = {}
+  while #pending > 0 do
+    local progressed = false
+    for i, t in ipairs(pending) do
+      local ready = true
+      for _, n in ipairs(t.needs) do
+        if not done[n] then ready = false break end
+      end
+      if ready then
+        order[#order + 1] = t
+        done[t.id] = true
+        table.remove(pending, i)
+        progressed = true
+        break
+      end
+    end
+    if not progressed then
+      spec.error(pending[1].where, "test %s: needs form a cycle", pending[1].id)
+    end
+  end
+  return order
+end
+
+-- Flatten nested metric tables: { lat = { p50 = 1 } } -> { ["lat.p50"] = 1 }
+local function flatten(t, prefix, out)
+  out = out or {}
+  for k, v in pairs(t) do
+    local name = prefix and (prefix .. "." .. tostring(k)) or tostring(k)
+    if type(v) == "table" then
+      flatten(v, name, out)
+    elseif type(v) == "number" or type(v) == "string" or type(v) == "boolean" then
+      out[name] = v
+    end
+  end
+  return out
+end
+
+-- The first stack frame in a spec file (not the runner): where to point.
+local function spec_frame()
+  for level = 3, 40 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.what ~= "C" and info.currentline > 0
+       and not info.source:find("/lua/strata/", 1, true) then
+      return info.short_src .. ":" .. info.currentline
+    end
+  end
+end
+
+local function error_handler(e)
+  if type(e) == "table" and e.skip then return e end
+  local msg = tostring(e)
+  if type(e) == "table" then
+    local mt = getmetatable(e)
+    msg = (mt and mt.__tostring) and tostring(e) or cjson.encode(e)
+  end
+  if not msg:match("^[^%s:]+%.lua:%d+:") then
+    local where = spec_frame()
+    if where then msg = where .. ": " .. msg end
+  end
+  return { error = msg, traceback = debug.traceback(nil, 2) }
+end
+
+-- Runs in the child: the spec's run(t) with counters around it.
+local function run_cell(t, cell, env)
+  local out = { tables = {}, notes = {} }
+  local ctx = {
+    id = t.id, cell = cell, site = env.site, params = t.params,
+    result = env.lookup, results = env.lookup_all,
+    log = function(fmt, ...)
+      io.stderr:write(("  [%s] %s\n"):format(t.id, fmt:format(...)))
+    end,
+    note = function(text) out.notes[#out.notes + 1] = tostring(text) end,
+    table = function(name, columns, rows, chart)
+      out.tables[#out.tables + 1] = { name = name, columns = columns,
+                                      rows = rows, chart = chart }
+    end,
+    skip = function(reason) core.skip(reason) end,
+    fail = function(reason) out.fail = tostring(reason) end,
+  }
+  local sampler
+  if t.sample then
+    local counters = require "strata.counters"
+    sampler = counters.start(t.sample)
+  end
+  local ok, ret = xpcall(t.run, error_handler, ctx)
+  if sampler then
+    local c = sampler:stop()
+    out.series = c.series
+    if ok and type(ret) == "table" then
+      for name, d in pairs(c.deltas or {}) do ret["delta." .. name] = d end
+    end
+  end
+  if not ok then
+    if ret.skip then out.skip = ret.skip else
+      out.error, out.traceback = ret.error, ret.traceback
+    end
+  elseif ret ~= nil and type(ret) ~= "table" then
+    out.error = ("%s: run() must return a table of metrics, got %s"):format(
+      t.where, type(ret))
+  else
+    out.metrics = flatten(ret or {})
+  end
+  return cjson.encode(out)
+end
+
+local STATUS_RANK = { ERROR = 5, FAIL = 4, BLOCKED = 3, PASS = 2, SKIP = 1 }
+
+-- A test's status from its cells' statuses.
+function M.aggregate(statuses)
+  local worst, all_skip = nil, #statuses > 0
+  for _, s in ipairs(statuses) do
+    if s ~= "SKIP" then all_skip = false end
+    if s ~= "SKIP" and (not worst or STATUS_RANK[s] > STATUS_RANK[worst]) then
+      worst = s
+    end
+  end
+  if all_skip then return "SKIP" end
+  return worst or "SKIP"
+end
+
+-- Run the plan.  opts: site, criteria (resolved list), journal (with
+-- :write(rec)), progress (bool: stderr is a terminal).  Returns the
+-- result records and whether the run was interrupted.
+function M.run(order, opts)
+  local results = {}      -- id -> list of records
+  local status = {}       -- id -> aggregated status
+  local crit_by_id = {}
+  for _, c in ipairs(opts.criteria) do
+    crit_by_id[c.id] = crit_by_id[c.id] or {}
+    table.insert(crit_by_id[c.id], c)
+  end
+  local by_plan = {}
+  for _, t in ipairs(order) do by_plan[t.id] = t end
+
+  local function lookup_all(id)
+    local out = {}
+    for _, r in ipairs(results[id] or {}) do
+      out[#out + 1] = { cell = r.cell, metrics = r.metrics, status = r.status }
+    end
+    return out
+  end
+  -- another test's metrics at the cell matching on the shared parameters
+  local function lookup(id, cell)
+    local recs = results[id]
+    if not recs then return nil, ("%s has not run"):format(id) end
+    for _, r in ipairs(recs) do
+      local match = true
+      for k, v in pairs(cell or {}) do
+        if r.cell[k] ~= nil and r.cell[k] ~= v then match = false break end
+      end
+      if match and r.metrics then return r.metrics end
+    end
+    return nil, ("%s has no result for %s"):format(id, cjson.encode(cell or {}))
+  end
+  local env = { site = opts.site, lookup = lookup, lookup_all = lookup_all }
+  local interrupted = false
+  local total = #order
+
+  for i, t in ipairs(order) do
+    if interrupted then break end
+    local cells = spec.cells(t)
+    local t0 = core.now()
+    local base = {
+      type = "result", id = t.id, layer = t.layer, title = t.title,
+      params = t.params, cells = #cells, headline = t.headline,
+      unit = t.headline and t.units[t.headline] or nil, units = t.units,
+      source = t.where, tags = t.tags,
+    }
+    local function record(fields)
+      local r = {}
+      for k, v in pairs(base) do r[k] = v end
+      for k, v in pairs(fields) do r[k] = v end
+      results[t.id] = results[t.id] or {}
+      table.insert(results[t.id], r)
+      opts.journal:write(r)
+      return r
+    end
+
+    -- needs: a need that did not PASS blocks (or skips) the whole test
+    local blocked, skipped
+    for _, n in ipairs(t.needs) do
+      local s = status[n]
+      if s == "SKIP" then
+        skipped = skipped or ("needs %s, which was skipped"):format(n)
+      elseif s ~= "PASS" then
+        blocked = blocked or ("needs %s, which is %s"):format(n, s or "not run")
+      end
+    end
+    local statuses = {}
+    if blocked or skipped then
+      local r = record { cell = {}, cell_index = 1, cells = 1,
+                         status = blocked and "BLOCKED" or "SKIP",
+                         reason = blocked or skipped, checks = {},
+                         started = core.utc(), duration_s = 0 }
+      statuses[1] = r.status
+    end
+    for ci, cell in ipairs((blocked or skipped) and {} or cells) do
+      local label = spec.cell_label(t, cell)
+      local started, c0 = core.utc(), core.now()
+      local tick
+      if opts.progress then
+        tick = function(el)
+          io.stderr:write(("\r\27[K  %s [%d/%d] %s  %.1f s"):format(
+            t.id, ci, #cells, label, el))
+        end
+      end
+      local st, payload = core.isolate(function()
+        return run_cell(t, cell, env)
+      end, { timeout = t.timeout, tick = tick, tick_ms = 500 })
+      if opts.progress then io.stderr:write("\r\27[K") end
+      local rec = { cell = cell, cell_index = ci, started = started,
+                    checks = {}, tables = {}, notes = {} }
+      rec.duration_s = core.now() - c0
+      if st == "ok" then
+        local out = require("strata.journal").denull(cjson.decode(payload))
+        rec.tables, rec.notes, rec.series = out.tables, out.notes, out.series
+        rec.metrics = out.metrics
+        if out.skip then
+          rec.status, rec.reason = "SKIP", out.skip
+        elseif out.error then
+          rec.status, rec.reason = "ERROR", out.error
+          if opts.verbose and out.traceback then
+            io.stderr:write(out.error, "\n", out.traceback, "\n")
+          end
+        else
+          local checks = thresholds.judge(crit_by_id[t.id] or {}, {
+            site = opts.site, metrics = rec.metrics, cell = cell,
+            lookup = lookup })
+          rec.checks = checks
+          local failed, unresolved = {}, nil
+          for _, c in ipairs(checks) do
+            if c.unresolved then unresolved = unresolved or c.why end
+            if not c.ok then failed[#failed + 1] = c.why end
+          end
+          if unresolved then
+            rec.status, rec.reason = "ERROR", unresolved
+          elseif out.fail then
+            rec.status, rec.reason = "FAIL", out.fail
+          elseif #failed > 0 then
+            rec.status, rec.reason = "FAIL", table.concat(failed, "; ")
+          else
+            rec.status = "PASS"
+          end
+        end
+      elseif st == "error" then
+        rec.status, rec.reason = "ERROR", payload
+      elseif st == "timeout" then
+        rec.status = "ERROR"
+        rec.reason = ("timed out after %g s%s (timeout set at %s)"):format(
+          t.timeout, label ~= "" and (" in cell " .. label) or "", t.where)
+      elseif st == "crashed" then
+        rec.status, rec.reason = "ERROR", "crashed: " .. tostring(payload)
+      elseif st == "interrupted" then
+        rec.status, rec.reason = "ERROR", "interrupted"
+        interrupted = true
+      end
+      record(rec)
+      statuses[#statuses + 1] = rec.status
+      if interrupted then break end
+    end
+    status[t.id] = M.aggregate(statuses)
+    local line = ("[%2d/%d] %-6s %-8s %-40s %-7s %5.1f s"):format(i, total,
+      t.id, t.layer, t.title:sub(1, 40), status[t.id], core.now() - t0)
+    local first = results[t.id] and results[t.id][1]
+    for _, r in ipairs(results[t.id] or {}) do
+      if r.status ~= "PASS" and r.reason then first = r break end
+    end
+    if status[t.id] ~= "PASS" and first and first.reason then
+      local where = spec.cell_label(t, first.cell or {})
+      line = line .. "  " .. (where ~= "" and ("[" .. where .. "] ") or "")
+        .. tostring(first.reason):gsub("\n.*", "")
+    end
+    io.stderr:write(line, "\n")
+    if core.stopping() then interrupted = true end
+  end
+  return results, interrupted
+end
+
+return M

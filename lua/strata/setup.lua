@@ -1,0 +1,75 @@
+-- strata.setup: what run, list and check share: load the specs, the site
+-- file and the thresholds (file + --set), and resolve every criterion.
+-- Errors raise SpecError values naming file:line (exit code 2).
+local core = require "strata.core"
+local yaml = require "strata.yaml"
+local spec = require "strata.spec"
+local thresholds = require "strata.thresholds"
+
+local M = {}
+
+local function default_thresholds(paths)
+  for _, p in ipairs(paths) do
+    local dir = core.stat(p) == "dir" and p or (p:match("^(.*)/[^/]*$") or ".")
+    dir = core.realpath(dir)
+    while dir do
+      local f = dir .. "/thresholds.yaml"
+      if core.stat(f) == "file" then return f end
+      local parent = dir:match("^(.*)/[^/]+$")
+      if not parent or parent == dir or parent == "" then break end
+      dir = parent
+    end
+  end
+end
+
+-- opts: paths, site (file), thresholds (file), set (list of K=V)
+-- specs/ in the current folder, else the one shipped with strata.
+function M.default_paths()
+  return { core.stat("specs") == "dir" and "specs" or (STRATA_HOME .. "/specs") }
+end
+
+function M.load(opts)
+  local paths = opts.paths
+  if #paths == 0 then paths = M.default_paths() end
+  local tests, by_id, files = spec.load(paths)
+  local s = { paths = paths, tests = tests, by_id = by_id, files = {} }
+  for _, f in ipairs(files) do s.files[#s.files + 1] = { path = f, role = "spec" } end
+
+  s.site = {}
+  if opts.site then
+    if core.stat(opts.site) ~= "file" then
+      spec.error(opts.site, "site file not found")
+    end
+    s.site = spec.protect(yaml.load_file, opts.site)
+    s.files[#s.files + 1] = { path = opts.site, role = "site" }
+  end
+
+  local tfile = opts.thresholds or default_thresholds(paths)
+  local file_crit = {}
+  if tfile then
+    if core.stat(tfile) ~= "file" then
+      spec.error(tfile, "thresholds file not found")
+    end
+    file_crit = thresholds.load(tfile, by_id)
+    s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
+  end
+  s.thresholds_file = tfile
+
+  local sets = {}
+  for _, kv in ipairs(opts.set or {}) do
+    local set, err = thresholds.parse_set(kv)
+    if not set then spec.error("--set " .. kv, "%s", err) end
+    sets[#sets + 1] = set
+  end
+  s.criteria = thresholds.resolve(tests, by_id, file_crit, sets)
+  for _, f in ipairs(s.files) do
+    local h = io.open(f.path, "rb")
+    if h then
+      f.sha256 = core.sha256(h:read("a"))
+      h:close()
+    end
+  end
+  return s
+end
+
+return M

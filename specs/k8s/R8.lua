@@ -1,0 +1,70 @@
+-- RUNBOOK R8: RDMA from inside a Kubernetes pod.  The node advertises the
+-- RDMA resource, a pod that requests it sees an active port, and from the
+-- pod perftest reaches a remote node at line rate.  Driven through kubectl
+-- (the site file names the kubeconfig, namespace, pod and remote peer).
+local tool = require "strata.lib.tool"
+local perftest = require "strata.lib.perftest"
+local cjson = require "cjson"
+
+local function kubectl(t, args, timeout)
+  local k = t.site.k8s
+  local cmd = { tool.need(k.kubectl or "kubectl", nil, "install kubectl or set site.k8s.kubectl") }
+  if k.kubeconfig then cmd[#cmd + 1] = "--kubeconfig=" .. k.kubeconfig end
+  if k.context then cmd[#cmd + 1] = "--context=" .. k.context end
+  for _, a in ipairs(args) do cmd[#cmd + 1] = a end
+  return tool.run(cmd, { timeout = timeout or 60 }).stdout
+end
+
+local function in_pod(t, argv, timeout)
+  local k = t.site.k8s
+  local args = { "exec", "-n", k.namespace or "default", k.pod, "--" }
+  for _, a in ipairs(argv) do args[#args + 1] = a end
+  return kubectl(t, args, timeout)
+end
+
+test {
+  id = "R8", layer = "k8s", title = "RDMA from a Kubernetes pod",
+  needs = { "R1" }, tags = { "k8s", "rdma" }, timeout = 300,
+  headline = "bw_gbps", units = { bw_gbps = "Gbit/s", lat_us = "us" },
+  criteria = {
+    rdma_allocatable = { min = 1 },
+    pod_active_ports = { min = 1 },
+    bw_gbps = { min = "0.9 * site.rdma.line_rate_gbps" },
+    lat_us = { max = "site.rdma.max_lat_us" },
+  },
+  run = function(t)
+    local k = t.site.k8s
+    if not k or not k.pod or not k.node then
+      t.skip("site.k8s.node and site.k8s.pod are not set: no Kubernetes target")
+    end
+    if not k.remote then t.skip("site.k8s.remote is not set: no perftest server to reach") end
+    local node = cjson.decode(kubectl(t, { "get", "node", k.node, "-o", "json" }))
+    local res = k.rdma_resource or "rdma/rdma_shared_device_a"
+    local alloc = tonumber((((node.status or {}).allocatable) or {})[res] or 0) or 0
+    local devs = perftest.parse_devinfo(in_pod(t, { "ibv_devinfo" }))
+    local active, rows = 0, {}
+    for _, d in ipairs(devs) do
+      for _, p in ipairs(d.ports) do
+        if p.state == "PORT_ACTIVE" then active = active + 1 end
+        rows[#rows + 1] = { d.hca_id, p.port, p.state, p.active_mtu, p.link_layer }
+      end
+    end
+    t.table("RDMA devices seen in the pod", { "device", "port", "state", "MTU", "link" }, rows)
+    local dev = k.device or (devs[1] and devs[1].hca_id)
+    local common = { "-d", dev, "-x", tostring(k.gid_index or 3), "-F" }
+    local bw_args = { "ib_write_bw", "--report_gbits", "-s", "65536", "-n", "5000",
+                      "-q", tostring(k.qps or 4) }
+    for _, a in ipairs(common) do bw_args[#bw_args + 1] = a end
+    bw_args[#bw_args + 1] = k.remote
+    local bw = perftest.parse_bw(in_pod(t, bw_args, 120))
+    local lat_args = { "ib_write_lat", "-s", "2", "-n", "5000" }
+    for _, a in ipairs(common) do lat_args[#lat_args + 1] = a end
+    lat_args[#lat_args + 1] = k.remote
+    local lat = perftest.parse_lat(in_pod(t, lat_args, 120))
+    return {
+      rdma_allocatable = alloc, pod_devices = #devs, pod_active_ports = active,
+      bw_gbps = perftest.gbps(bw[#bw]), lat_us = lat[#lat].typical,
+      lat_p99_us = lat[#lat].p99,
+    }
+  end,
+}

@@ -1,0 +1,360 @@
+#!/usr/bin/python3
+"""Runner tests: real spec files through the real strata binary.
+
+Each class is one ctest entry (tests/spec/CMakeLists.txt).  Outputs are
+read back: the journal (JSON lines), the JSON report, and the workbook
+through openpyxl.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIX = os.path.join(HERE, "fixtures")
+BIN = os.environ.get("STRATA_BIN") or os.path.join(HERE, "../../build/strata")
+
+
+def strata(*args, env=None, timeout=90):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([BIN, *args], capture_output=True, text=True,
+                          timeout=timeout, env=e)
+
+
+def journal(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def results(recs):
+    out = {}
+    for r in recs:
+        if r["type"] == "result":
+            out.setdefault(r["id"], []).append(r)
+    return out
+
+
+class Tmp(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="strata-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+
+class Verdicts(Tmp):
+    def test_every_status(self):
+        out = self.path("run.xlsx")
+        p = strata("run", os.path.join(FIX, "ladder.lua"), "--site",
+                   os.path.join(FIX, "site.yaml"), "-o", out,
+                   "--json", self.path("run.json"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        res = results(journal(self.path("run.jsonl")))
+        status = {k: [c["status"] for c in v] for k, v in res.items()}
+        self.assertEqual(status["T1"], ["PASS"])
+        # log2(size)*qps against 0.5 * 20 = 10: 12*1 PASS ... 12 >= 10
+        t2 = {(c["cell"]["size"], c["cell"]["qps"]): c for c in res["T2"]}
+        self.assertEqual(len(t2), 6)
+        self.assertEqual(t2[(4096, 1)]["status"], "PASS")
+        self.assertEqual(t2[(4096, 4)]["metrics"]["bw_gbps"], 48)
+        self.assertEqual(t2[(4096, 1)]["metrics"]["lat.p99"], 3.0)
+        ck = t2[(4096, 1)]["checks"][0]
+        self.assertIn("bw_gbps >= 0.5 x site.rdma.line_rate_gbps (= 10)",
+                      ck["text"])
+        self.assertIn("ladder.lua:", ck["source"])
+        # T3 is judged against the same cell of T2 (qps=1 matches first)
+        self.assertEqual([c["status"] for c in res["T3"]], ["PASS", "PASS"])
+        self.assertEqual(status["T4"], ["ERROR"])
+        self.assertIn("ladder.lua:", res["T4"][0]["reason"])
+        self.assertIn("the endpoint said no", res["T4"][0]["reason"])
+        self.assertEqual(status["T5"], ["ERROR"])
+        self.assertIn("timed out after 1 s", res["T5"][0]["reason"])
+        self.assertLess(res["T5"][0]["duration_s"], 5)
+        self.assertEqual(status["T6"], ["SKIP"])
+        self.assertEqual(res["T6"][0]["reason"], "no S3 endpoint in the site file")
+        self.assertEqual(status["T7"], ["BLOCKED"])
+        self.assertIn("needs T4", res["T7"][0]["reason"])
+        self.assertEqual(status["T8"], ["ERROR"])
+        self.assertIn("signal 11", res["T8"][0]["reason"])
+        self.assertEqual(status["T9"], ["ERROR"])
+        self.assertIn("unknown option 'bogus'", res["T9"][0]["reason"])
+        self.assertIn("ladder.lua:", res["T9"][0]["reason"])
+        # the plan runs the ladder bottom up and needs first
+        order = [r["id"] for r in journal(self.path("run.jsonl"))
+                 if r["type"] == "result"]
+        self.assertLess(order.index("T1"), order.index("T2"))
+        self.assertLess(order.index("T2"), order.index("T4"))
+        self.assertEqual(order[-1], "T7")  # s3rdma is the highest rung here
+        with open(self.path("run.json")) as f:
+            doc = json.load(f)
+        self.assertIn("verbdict" if False else "verdict", json.dumps(doc))
+        self.assertIn("lowest failed rung: s3 (T4 ERROR)", p.stderr)
+
+    def test_only_pulls_needs(self):
+        p = strata("run", os.path.join(FIX, "ladder.lua"), "--site",
+                   os.path.join(FIX, "site.yaml"), "-o", self.path("o.xlsx"),
+                   "--only", "T3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ids = sorted(results(journal(self.path("o.jsonl"))))
+        self.assertEqual(ids, ["T1", "T2", "T3"])
+
+    def test_list_and_check(self):
+        p = strata("list", os.path.join(FIX, "ladder.lua"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("T2     verbs", p.stdout)
+        self.assertIn("6 (size x qps)", p.stdout)
+        p = strata("check", os.path.join(FIX, "ladder.lua"), "--site",
+                   os.path.join(FIX, "site.yaml"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("ok: 9 tests", p.stdout)
+        p = strata("check", os.path.join(FIX, "ladder.lua"), "--site",
+                   os.path.join(FIX, "thresholds.yaml"))
+        self.assertIn("needs site.rdma.line_rate_gbps", p.stderr)
+
+
+class Thresholds(Tmp):
+    SPEC = """
+test {
+  id = "Q1", layer = "host", title = "Edit thresholds, no rebuild",
+  run = function() return { rate = 50 } end,
+}
+"""
+
+    def run_q(self, *extra):
+        return strata("run", self.path("q.lua"), "-o", self.path("q.xlsx"),
+                      *extra)
+
+    def test_edit_flips_verdict(self):
+        with open(self.path("q.lua"), "w") as f:
+            f.write(self.SPEC)
+        with open(self.path("thresholds.yaml"), "w") as f:
+            f.write("Q1:\n  rate: { min: 10 }\n")
+        p = self.run_q()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["checks"][0]["source"],
+                         self.path("thresholds.yaml") + ":2")
+        with open(self.path("thresholds.yaml"), "w") as f:
+            f.write("# stricter now\nQ1:\n  rate: { min: 100 }\n")
+        p = self.run_q()
+        self.assertEqual(p.returncode, 1, p.stderr)
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["status"], "FAIL")
+        self.assertEqual(r["checks"][0]["source"],
+                         self.path("thresholds.yaml") + ":3")
+        p = self.run_q("--set", "Q1.rate.min=49.5")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["checks"][0]["source"], "--set Q1.rate.min=49.5")
+        p = self.run_q("--set", "Q1.rate.in=1,2,3")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        # editing the spec itself also takes effect at once
+        with open(self.path("q.lua"), "w") as f:
+            f.write(self.SPEC.replace("rate = 50", "rate = 500"))
+        p = self.run_q()
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_site_relative_unresolved_is_error(self):
+        with open(self.path("q.lua"), "w") as f:
+            f.write(self.SPEC)
+        p = self.run_q("--set", "Q1.rate.min=0.9 * site.nic.rate")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["status"], "ERROR")
+        self.assertIn("site.nic.rate is not set", r["reason"])
+
+
+class BadInput(Tmp):
+    def write(self, name, text):
+        with open(self.path(name), "w") as f:
+            f.write(text)
+        return self.path(name)
+
+    def expect2(self, args, needle):
+        p = strata(*args)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(needle, p.stderr)
+        return p
+
+    def test_spec_syntax_error(self):
+        f = self.write("bad.lua", "test {\n  id = 'B1',\n  layer = = 'host',\n}\n")
+        self.expect2(["check", f], f + ":3:")
+
+    def test_unknown_field(self):
+        f = self.write("bad.lua", "test {\n id='B1', layer='host', title='x',\n"
+                       " timout = 5, run = function() end }\n")
+        self.expect2(["run", f, "-o", self.path("o.xlsx")],
+                     f + ":1: test B1: unknown field 'timout'")
+
+    def test_unknown_layer_and_need(self):
+        f = self.write("bad.lua", "test { id='B1', layer='disk', title='x', "
+                       "run=function() end }\n")
+        self.expect2(["list", f], "unknown layer 'disk'")
+        f = self.write("bad.lua", "\ntest { id='B1', layer='host', title='x', "
+                       "needs={'Z9'}, run=function() end }\n")
+        self.expect2(["list", f], f + ":2: test B1 needs 'Z9'")
+
+    def test_duplicate_id_and_strict_globals(self):
+        f = self.write("bad.lua", "test { id='B1', layer='host', title='x', run=function() end }\n"
+                       "test { id='B1', layer='host', title='y', run=function() end }\n")
+        self.expect2(["check", f], f + ":2: test B1 already defined at " + f + ":1")
+        f = self.write("bad.lua", "x = 1\n")
+        self.expect2(["check", f], "assignment to global 'x'")
+        f = self.write("bad.lua", "local y = undefined_thing + 1\n")
+        self.expect2(["check", f], "undefined global 'undefined_thing'")
+
+    def test_malformed_yaml(self):
+        spec = self.write("ok.lua", "test { id='B1', layer='host', title='x', run=function() return {} end }\n")
+        y = self.write("t.yaml", "B1:\n  rate: { min: 10\n  other: [\n")
+        self.expect2(["check", spec, "--thresholds", y], y + ":")
+        y = self.write("t.yaml", "B1:\n  rate: { most: 10 }\n")
+        self.expect2(["check", spec, "--thresholds", y],
+                     y + ":2: B1.rate: unknown operator 'most'")
+        s = self.write("site.yaml", "a: [1, 2\n")
+        self.expect2(["run", spec, "--site", s, "-o", self.path("o.xlsx")],
+                     s + ":")
+        self.expect2(["check", spec, "--site", self.path("absent.yaml")],
+                     "site file not found")
+
+    def test_cli_usage(self):
+        self.expect2(["frobnicate"], "unknown command 'frobnicate'")
+        self.expect2(["run", "--bogus"], "unknown option '--bogus'")
+        self.expect2(["run", "-o"], "option -o needs a value")
+        spec = self.write("ok.lua", "test { id='B1', layer='host', title='x', run=function() return {} end }\n")
+        self.expect2(["check", spec, "--set", "B1.rate=3"], "expected ID.metric.op=VALUE")
+        self.expect2(["check", spec, "--set", "B1.rate.most=3"], "unknown operator 'most'")
+        self.expect2(["run", spec, "-o", self.path("x.pdf")], "-o must name an .xlsx")
+        self.expect2(["list", self.path("nowhere")], "no such file or folder")
+        p = strata("--help")
+        self.assertEqual(p.returncode, 0)
+        for cmd in ("run", "list", "check", "report"):
+            self.assertIn(cmd, p.stdout)
+            q = strata(cmd, "--help")
+            self.assertEqual(q.returncode, 0, q.stderr)
+            self.assertIn("usage: strata " + cmd, q.stdout)
+
+    def test_run_returning_non_table(self):
+        f = self.write("bad.lua", "test { id='B1', layer='host', title='x', run=function() return 5 end }\n")
+        p = strata("run", f, "-o", self.path("o.xlsx"))
+        self.assertEqual(p.returncode, 1)
+        r = results(journal(self.path("o.jsonl")))["B1"][0]
+        self.assertIn("must return a table of metrics", r["reason"])
+
+
+class KillSafe(Tmp):
+    def start(self):
+        return subprocess.Popen([BIN, "run", os.path.join(FIX, "slow.lua"),
+                                 "-o", self.path("k.xlsx")],
+                                stderr=subprocess.PIPE, text=True)
+
+    def wait_results(self, n):
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                if len(results(journal(self.path("k.jsonl")))) >= n:
+                    return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+        self.fail("no results appeared")
+
+    def test_kill_9_then_report(self):
+        p = self.start()
+        self.wait_results(2)
+        p.kill()
+        p.wait()
+        done = results(journal(self.path("k.jsonl")))
+        self.assertGreaterEqual(len(done), 2)
+        self.assertLess(len(done), 6)
+        self.assertFalse(os.path.exists(self.path("k.xlsx")))
+        q = strata("report", self.path("k.jsonl"), "--json", self.path("k.json"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertTrue(os.path.exists(self.path("k.xlsx")))
+        with open(self.path("k.json")) as f:
+            doc = json.load(f)
+        ids = [t["id"] for t in doc["tests"]]
+        self.assertEqual(ids, sorted(done, key=lambda k: int(k[1:])))
+        self.assertTrue(doc["run"]["interrupted"])
+
+    def test_sigterm_writes_workbook(self):
+        p = self.start()
+        self.wait_results(2)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 1, err)
+        self.assertIn("interrupted", err)
+        self.assertTrue(os.path.exists(self.path("k.xlsx")))
+        recs = journal(self.path("k.jsonl"))
+        self.assertEqual(recs[-1]["type"], "end")
+        self.assertTrue(recs[-1]["interrupted"])
+
+
+class Secrets(Tmp):
+    def test_secret_never_written(self):
+        secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+        p = strata("run", os.path.join(FIX, "secret.lua"), "-o",
+                   self.path("s.xlsx"), "--json", self.path("s.json"),
+                   "--junit", self.path("s.xml"),
+                   env={"AWS_SECRET_ACCESS_KEY": secret})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn(secret, p.stderr + p.stdout)
+        for name in ("s.jsonl", "s.json", "s.xml"):
+            with open(self.path(name), "rb") as f:
+                data = f.read()
+            self.assertNotIn(secret.encode(), data, name)
+            self.assertIn(b"***", data, name)
+        import zipfile
+        with zipfile.ZipFile(self.path("s.xlsx")) as z:
+            for n in z.namelist():
+                self.assertNotIn(secret.encode(), z.read(n), n)
+
+
+class Workbook(Tmp):
+    def test_read_back(self):
+        import openpyxl
+        out = self.path("w.xlsx")
+        p = strata("run", os.path.join(FIX, "ladder.lua"), "--site",
+                   os.path.join(FIX, "site.yaml"), "-o", out,
+                   "--junit", self.path("w.xml"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        wb = openpyxl.load_workbook(out)
+        self.assertEqual(wb.sheetnames[0], "Summary")
+        for name in ("Inventory", "Thresholds", "Run"):
+            self.assertIn(name, wb.sheetnames)
+        ws = wb["Summary"]
+        cells = {}
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str):
+                    cells.setdefault(c.value, c)
+        self.assertIn("T2", cells)
+        row = cells["T2"].row
+        values = [c.value for c in ws[row]]
+        self.assertIn("PASS", values)
+        status = [c for c in ws[cells["T4"].row] if c.value == "ERROR"][0]
+        self.assertNotEqual(status.fill.fgColor.rgb, "00000000")
+        text = " ".join(str(c.value) for row in ws.iter_rows() for c in row
+                        if c.value is not None)
+        self.assertIn("s3", text)   # lowest failed rung is named
+        # the matrix test has its own sheet with a chart
+        t2 = [n for n in wb.sheetnames if n.startswith("T2")]
+        self.assertTrue(t2, wb.sheetnames)
+        self.assertTrue(wb[t2[0]]._charts)
+        import xml.etree.ElementTree as ET
+        root = ET.parse(self.path("w.xml")).getroot()
+        errors = sum(int(s.get("errors", 0)) for s in root.iter("testsuite"))
+        self.assertGreaterEqual(errors, 3)
+
+
+if __name__ == "__main__":
+    sys.argv[1:] = [a for a in sys.argv[1:]]
+    unittest.main()
