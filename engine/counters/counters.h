@@ -120,11 +120,12 @@ struct http_req {
   const char *bearer;     /* token or NULL; never copied into messages */
   const char *ca_bundle;  /* or NULL */
   size_t max_bytes;       /* body cap; 0 = 64 MiB */
+  int any_status;         /* HTTP >= 400 is not a failure: caller looks */
 };
 
 /* GET; *body malloc'd (NUL ended).  On failure -1 and err holds
  * "<step>: <detail>" (step: url, resolve, connect, tls, response,
- * status, body).  An HTTP status >= 400 is a failure. */
+ * status, body).  An HTTP status >= 400 is a failure unless any_status. */
 int http_get(const struct http_req *r, char **body, size_t *len,
              long *status, char *err, size_t errlen);
 /* url without "user:password@" into out. */

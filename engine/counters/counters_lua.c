@@ -210,8 +210,11 @@ static void push_query_sample(lua_State *L, const char *fn, const char *safe,
   if(!lua_istable(L, pair) || lua_rawgeti(L, pair, 1) != LUA_TNUMBER)
     luaL_error(L, "%s: %s: parse: a sample value is not [time, \"value\"]",
                fn, safe);
-  strata_set_num(L, "timestamp", lua_tonumber(L, -1) * 1000.0);
-  lua_pop(L, 1);
+  {
+    lua_Number ts = lua_tonumber(L, -1) * 1000.0;
+    lua_pop(L, 1);
+    strata_set_num(L, "timestamp", ts);
+  }
   lua_rawgeti(L, pair, 2);
   {
     const char *v = lua_tostring(L, -1);
@@ -275,19 +278,27 @@ static int l_prometheus_query(lua_State *L)
   luaL_pushresult(&b);
   http_opts(L, 1, fn, &r, lua_tostring(L, -1));
   r.bearer = opt_bearer(L, 1, fn, base);
+  r.any_status = 1;  /* Prometheus explains a bad query in a JSON 400 */
   http_safe_url(base, safe, sizeof(safe));
-  fetch(L, fn, &r, &body, &len);
-  lua_pushlstring(L, body, len);  /* so a raise cannot leak the body */
-  free(body);
-  json_decode(L, fn, safe, lua_tostring(L, -1), luaL_len(L, -1));
-  res = lua_gettop(L);
-  lua_getfield(L, res, "status");
-  if(!lua_isstring(L, -1) || strcmp(lua_tostring(L, -1), "success")) {
-    lua_getfield(L, res, "errorType");
-    lua_getfield(L, res, "error");
-    return luaL_error(L, "%s: %s: query '%s' failed: %s: %s", fn, safe,
-                      query, luaL_optstring(L, -2, "?"),
-                      luaL_optstring(L, -1, "no error text"));
+  {
+    char err[1024];
+    long status;
+    if(http_get(&r, &body, &len, &status, err, sizeof(err)))
+      return luaL_error(L, "%s: %s: %s", fn, safe, err);
+    lua_pushlstring(L, body, len);  /* so a raise cannot leak the body */
+    free(body);
+    if(status >= 400 && (len == 0 || lua_tostring(L, -1)[0] != '{'))
+      return luaL_error(L, "%s: %s: status: HTTP %d", fn, safe, (int)status);
+    json_decode(L, fn, safe, lua_tostring(L, -1), luaL_len(L, -1));
+    res = lua_gettop(L);
+    lua_getfield(L, res, "status");
+    if(!lua_isstring(L, -1) || strcmp(lua_tostring(L, -1), "success")) {
+      lua_getfield(L, res, "errorType");
+      lua_getfield(L, res, "error");
+      return luaL_error(L, "%s: %s: query '%s' failed: %s: %s (HTTP %d)", fn,
+                        safe, query, luaL_optstring(L, -2, "?"),
+                        luaL_optstring(L, -1, "no error text"), (int)status);
+    }
   }
   lua_pop(L, 1);
   if(lua_getfield(L, res, "data") != LUA_TTABLE ||
@@ -498,17 +509,18 @@ static void push_result(lua_State *L, const struct ctr_result *r)
   strata_set_int(L, "samples", (lua_Integer)r->ticks + 1);
   lua_newtable(L);
   for(size_t i = 0; i < r->n; i++)
-    if(r->keep[i])
+    if(r->keep[i] && isfinite(r->delta[i]))
       strata_set_num(L, r->names[i], r->delta[i]);
   lua_setfield(L, -2, "deltas");
   lua_newtable(L);
   for(size_t i = 0; i < r->n; i++)
-    if(r->keep[i] && r->kinds[i] == CTR_COUNTER && !isnan(r->rate[i]))
+    if(r->keep[i] && r->kinds[i] == CTR_COUNTER && isfinite(r->rate[i]))
       strata_set_num(L, r->names[i], r->rate[i]);
   lua_setfield(L, -2, "rates");
   lua_newtable(L);
   for(size_t i = 0; i < r->n; i++) {
-    if(!r->keep[i])
+    if(!r->keep[i] || !isfinite(r->min[i]) || !isfinite(r->max[i]) ||
+       !isfinite(r->mean[i]))
       continue;
     lua_createtable(L, 0, 3);
     strata_set_num(L, "min", r->min[i]);
@@ -531,7 +543,7 @@ static void push_result(lua_State *L, const struct ctr_result *r)
     lua_createtable(L, (int)r->nt, 0);
     for(size_t j = 0; j < r->nt; j++) {
       double v = r->series[j * r->n + i];
-      lua_pushnumber(L, isnan(v) ? 0 : v);
+      lua_pushnumber(L, isfinite(v) ? v : 0);
       lua_rawseti(L, -2, (lua_Integer)j + 1);
     }
     lua_setfield(L, -2, r->names[i]);

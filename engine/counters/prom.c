@@ -604,7 +604,7 @@ int http_get(const struct http_req *r, char **body, size_t *len,
                curl_easy_strerror(rc), (int)rc, ebuf[0] ? ": " : "", ebuf);
     goto out;
   }
-  if(*status >= 400) {
+  if(*status >= 400 && !r->any_status) {
     char first[121] = "";
     size_t k = 0;
     for(size_t i = 0; i < b.n && k < sizeof(first) - 1; i++) {

@@ -99,7 +99,7 @@ static int scrape_all(struct ctr_sampler *s, char *err, size_t errlen)
   for(size_t i = 0; i < s->o.nprom; i++) {
     struct ctr_prom_src *p = &s->prom[i];
     struct http_req r = { p->url, p->timeout_s, p->bearer, p->ca_bundle,
-                          0 };
+                          0, 0 };
     struct ctr_set tmp;
     char e[512], safe[512], msg[1100];
     ctr_set_init(&tmp);

@@ -74,4 +74,21 @@ struct sys_run_result {
 int sys_run(const struct sys_run_opts *o, struct sys_run_result *r);
 void sys_run_free(struct sys_run_result *r);
 
+/* --- Known load -------------------------------------------------------- */
+
+#include <stdint.h>
+
+/* Busy-loop the calling thread for seconds; returns the iterations. */
+uint64_t sys_spin(double seconds);
+
+struct sys_loopback {
+  uint64_t bytes;      /* received and counted by the receiver */
+  uint64_t corrupt;    /* bytes that differed from the sent pattern */
+  double duration_s, gbps;
+};
+/* Send bytes over one TCP connection on 127.0.0.1 to a receiver thread
+ * that checks them.  -1 with err when not all arrived by the timeout. */
+int sys_tcp_loopback(uint64_t bytes, double timeout_s,
+                     struct sys_loopback *out, char *err, size_t errlen);
+
 #endif

@@ -183,7 +183,41 @@ static int l_run(lua_State *L)
   return 1;
 }
 
+static int l_spin(lua_State *L)
+{
+  lua_Number sec = luaL_checknumber(L, 1);
+  if(!(sec >= 0 && sec <= 3600))
+    return luaL_argerror(L, 1, "seconds must be in [0, 3600]");
+  lua_pushinteger(L, (lua_Integer)sys_spin(sec));
+  return 1;
+}
+
+static int l_tcp_loopback(lua_State *L)
+{
+  static const char *const keys[] = { "bytes", "timeout", NULL };
+  const char *fn = "sys.tcp_loopback";
+  struct sys_loopback r;
+  lua_Integer bytes;
+  double timeout;
+  char err[300];
+  strata_check_keys(L, 1, fn, keys);
+  bytes = strata_opt_int(L, 1, fn, "bytes", 64 << 20);
+  timeout = strata_opt_num(L, 1, fn, "timeout", 30);
+  if(bytes <= 0)
+    return luaL_error(L, "%s: option 'bytes' must be > 0", fn);
+  if(sys_tcp_loopback((uint64_t)bytes, timeout, &r, err, sizeof(err)))
+    return luaL_error(L, "%s: %s", fn, err);
+  lua_createtable(L, 0, 4);
+  strata_set_int(L, "bytes", (lua_Integer)r.bytes);
+  strata_set_int(L, "corrupt", (lua_Integer)r.corrupt);
+  strata_set_num(L, "duration_s", r.duration_s);
+  strata_set_num(L, "gbps", r.gbps);
+  return 1;
+}
+
 static const luaL_Reg funcs[] = {
+  { "spin", l_spin },
+  { "tcp_loopback", l_tcp_loopback },
   { "read", l_read },
   { "run", l_run },
   { "inventory", sys_l_inventory },
