@@ -325,7 +325,8 @@ static int parse_sample(struct pp *x, struct prom_doc *d)
   memset(&s, 0, sizeof(s));
   s.name = take_name(x, 1);
   if(!s.name)
-    return perr(x, "expected a metric name, found '%.20s'", x->p);
+    return perr(x, "expected a metric name, found '%.*s'",
+                x->end - x->p < 20 ? (int)(x->end - x->p) : 20, x->p);
   if(x->p < x->end && *x->p == '{' && parse_labels(x, &s))
     goto fail;
   if(x->p < x->end && *x->p != ' ' && *x->p != '\t') {
