@@ -167,7 +167,7 @@ static int add2(struct ctr_set *s, const char *a, const char *b, double v,
 int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
                    int per_cpu, struct ctr_set *s)
 {
-  char line[8192];
+  char line[65536];  /* a row per IRQ is ~11 bytes a CPU */
   const char *p = text;
   int saw_cpu = 0;
 
@@ -261,7 +261,7 @@ static int count_cpus(const char *header)
 
 int ctr_parse_softirqs(const char *text, struct ctr_set *s)
 {
-  char line[8192];
+  char line[65536];  /* a row per IRQ is ~11 bytes a CPU */
   const char *p = text;
   int ncpu = -1;
 
@@ -296,7 +296,7 @@ int ctr_parse_softirqs(const char *text, struct ctr_set *s)
 
 int ctr_parse_interrupts(const char *text, struct ctr_set *s)
 {
-  char line[8192];
+  char line[65536];  /* a row per IRQ is ~11 bytes a CPU */
   const char *p = text;
   int ncpu = -1;
 
@@ -554,19 +554,24 @@ void ctr_cpu_pct(const double d[CTR_CPU_FIELDS], double *busy, double *user,
                  double *system, double *iowait, double *irq,
                  double *softirq)
 {
-  double total = 0;
-  for(int i = 0; i < CTR_CPU_FIELDS; i++)
-    total += d[i] > 0 ? d[i] : 0;
+  /* idle and iowait can step back a tick on NO_HZ kernels: clamp at 0 */
+  double c[CTR_CPU_FIELDS], total = 0;
+  for(int i = 0; i < CTR_CPU_FIELDS; i++) {
+    c[i] = d[i] > 0 ? d[i] : 0;
+    total += c[i];
+  }
   if(total <= 0) {
     *busy = *user = *system = *iowait = *irq = *softirq = 0;
     return;
   }
-  *busy = 100.0 * (total - d[3] - d[4]) / total;
-  *user = 100.0 * (d[0] + d[1]) / total;
-  *system = 100.0 * d[2] / total;
-  *iowait = 100.0 * d[4] / total;
-  *irq = 100.0 * d[5] / total;
-  *softirq = 100.0 * d[6] / total;
+  *busy = 100.0 * (total - c[3] - c[4]) / total;
+  if(*busy > 100.0)
+    *busy = 100.0;  /* rounding of (a + b) / (a + b) */
+  *user = 100.0 * (c[0] + c[1]) / total;
+  *system = 100.0 * c[2] / total;
+  *iowait = 100.0 * c[4] / total;
+  *irq = 100.0 * c[5] / total;
+  *softirq = 100.0 * c[6] / total;
 }
 
 double ctr_rate(double a, double b, double dt)
