@@ -238,6 +238,15 @@ check(find(odd[x1[0]], "Chart not drawn: its x/y column numbers do not match "
            "the table's columns.") is not None, "bad chart spec noted")
 check(odd["Summary"]["D4"].value == "The run was interrupted: results are "
       "incomplete.", "interrupted run: %r" % odd["Summary"]["D4"].value)
+oc = odd["Counters"]
+note = find(oc, "One sample in 3 shown (12001 in all); run.json has them all.")
+check(note is not None, "long series thinned, with a note")
+tcol = find(oc, "t (s)")
+n = 0
+for row in oc.iter_rows(min_row=tcol.row + 1, min_col=2, max_col=2):
+    if isinstance(row[0].value, (int, float)):
+        n += 1
+check(n == 4001 and oc.max_row < 4100, "thinned rows: %d" % n)
 r = ET.parse(OUT + "/odd.xml").getroot()
 check([s.get("name") for s in r.findall("testsuite")] == ["s3", "odd-layer"],
       "unknown layer gets its own suite, last")

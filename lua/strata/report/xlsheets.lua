@@ -10,6 +10,9 @@ local fmt, finite = common.fmt, common.finite
 local MAX_TEXT = 32767        -- Excel's limit on a cell's text
 local CHART_ROWS = 20         -- rows a default-scaled chart covers (x1.3)
 local MAX_CHARTED = 8         -- series per counters chart (all in the table)
+local MAX_SAMPLES = 5000      -- sampled rows per test on Counters (then thinned)
+local ROW_LIMIT = 1048576 - 64  -- Excel's rows, less room for a closing note
+M.ROW_LIMIT = ROW_LIMIT
 
 -- --- sheet helper -------------------------------------------------------
 
@@ -58,7 +61,14 @@ end
 
 local function display_width(v)
   if v == nil then return 0 end
-  if type(v) == "number" then return #fmt(v) + 2 end
+  if type(v) == "number" then
+    -- digits, thousands separators, sign and a few decimals; no formatting
+    if not finite(v) then return 0 end
+    local a = math.abs(v)
+    local digits = a < 10 and 1 or math.floor(math.log(a, 10)) + 1
+    return digits + (digits - 1) // 3 + (v < 0 and 1 or 0)
+      + (v == math.floor(v) and 0 or 4) + 1
+  end
   if type(v) == "boolean" then return 5 end
   local w = 0
   for line in (tostring(v) .. "\n"):gmatch("([^\n]*)\n") do
@@ -511,6 +521,11 @@ function M.write_metrics(ctx, model)
     local label = common.cell_label(res.params, res.cell)
     for _, m in ipairs(metric_names({ res }, res.headline)) do
       local v = res.metrics[m]
+      if r + 1 >= ROW_LIMIT then
+        S:put(r + 1, 0, "The sheet is full: run.json has every value.",
+              F.note, true)
+        goto full
+      end
       r = r + 1
       S:put(r, 0, res.id, F.text)
       S:put(r, 1, res.layer, F.text)
@@ -526,6 +541,7 @@ function M.write_metrics(ctx, model)
       S:put(r, 6, res.status, F.for_status(res.status))
     end
   end
+  ::full::
   S.ws:freeze_panes(hr + 1, 0)
   S.ws:autofilter(hr, 0, math.max(r, hr), #cols - 1)
   S:fit_columns({ [4] = 14 }, 40)
@@ -563,22 +579,32 @@ local function write_series(S, r, t, rs)
   end
   if #names == 0 then return r end
   table.sort(names)
-  -- cells back to back on one time axis
+  -- cells back to back on one time axis; a long run is thinned to every
+  -- step-th sample (each cell's last sample kept), run.json has them all
+  local total = 0
+  for _, res in ipairs(rs) do
+    total = total + #((res.series or {}).t or {})
+  end
+  local step = math.max(1, math.ceil(total / MAX_SAMPLES))
   local rows, offset, all = {}, 0, {}
+  for _, k in ipairs(names) do all[k] = {} end
   for _, res in ipairs(rs) do
     local s = res.series
     if s and s.t and #s.t > 0 then
       local label = common.cell_label(res.params, res.cell)
       local tlast = 0
       for i, tv in ipairs(s.t) do
-        local row = { label ~= "" and label or t.id, offset + tv }
-        for j, k in ipairs(names) do
-          local v = ((s.values or {})[k] or {})[i]
-          row[2 + j] = finite(v) and v or nil
-          all[k] = all[k] or {}
-          table.insert(all[k], row[2 + j] or 0)
+        if (i - 1) % step == 0 or i == #s.t then
+          local row = { label ~= "" and label or t.id, offset + tv }
+          for j, k in ipairs(names) do
+            local v = ((s.values or {})[k] or {})[i]
+            if finite(v) then
+              row[2 + j] = v
+              all[k][#all[k] + 1] = v
+            end
+          end
+          rows[#rows + 1] = row
         end
-        rows[#rows + 1] = row
         tlast = tv
       end
       local step = #s.t > 1 and (s.t[#s.t] - s.t[#s.t - 1]) or 1
@@ -586,9 +612,20 @@ local function write_series(S, r, t, rs)
     end
   end
   if #rows == 0 then return r end
+  if r + #rows + CHART_ROWS + 4 > ROW_LIMIT then
+    S:put(r, 0, ("%s: sampled counters left out, the sheet is full "
+          .. "(run.json has them)."):format(t.id), F.note, true)
+    return r + 1
+  end
   S:put(r, 0, ("%s \u{00B7} %s: sampled counters"):format(t.id,
         tostring(t.title or "")), F.h2, true)
   r = r + 1
+  if step > 1 then
+    S:put(r, 0, ("One sample in %d shown (%d in all); run.json has them "
+          .. "all."):format(step, total),
+          F.note, true)
+    r = r + 1
+  end
   local charted = most_moving(all, names, MAX_CHARTED)
   local cols = { "Cell", "t (s)" }
   for _, k in ipairs(names) do cols[#cols + 1] = k end
@@ -638,6 +675,7 @@ function M.write_counters(ctx, model)
     local bad = failed_metrics(res)
     for _, k in ipairs(ks) do
       local v = res.metrics[k]
+      if r + 1 >= ROW_LIMIT // 2 then goto full end
       r = r + 1
       S:put(r, 0, res.id, F.text)
       S:put(r, 1, common.cell_label(res.params, res.cell), F.text)
@@ -650,6 +688,7 @@ function M.write_counters(ctx, model)
       end
     end
   end
+  ::full::
   if r == hr then
     S:put(r + 1, 0, "No test sampled counters.", F.note, true)
     r = r + 1
