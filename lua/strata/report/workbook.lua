@@ -462,7 +462,7 @@ function M.write(path, model)
   end
   local plan, detail = sheets.plan_tests(ctx, model)
   write_summary(ctx, model, detail)
-  for _, p in ipairs(plan) do sheets.write_test(ctx, model, p) end
+  for _, p in ipairs(plan) do sheets.write_test(ctx, p) end
   sheets.write_metrics(ctx, model)
   sheets.write_counters(ctx, model)
   write_thresholds(ctx, model)

@@ -331,7 +331,7 @@ local function write_cells(S, r, t, rs, metrics)
 end
 
 -- Pivot of the headline over the first two parameters + a chart.
-local function write_pivot(S, r, t, rs, params, headline)
+local function write_pivot(S, r, rs, params, headline)
   local F = S.ctx.F
   local p1, p2 = params[1], params[2]
   local xs, numeric_x = sorted_unique((function()
@@ -443,7 +443,7 @@ local function write_emitted(S, r, tb, label)
   return math.max(last, r - 1 + CHART_ROWS)
 end
 
-function M.write_test(ctx, model, p)
+function M.write_test(ctx, p)
   local F, t, rs = ctx.F, p.test, p.results
   local S = M.new(ctx, p.name)
   S:put(0, 0, ("%s \u{00B7} %s"):format(t.id, tostring(t.title or "")),
@@ -479,7 +479,7 @@ function M.write_test(ctx, model, p)
   local last, params = write_cells(S, r + 1, t, rs, metrics)
   r = last + 2
   if #rs > 1 and headline and (#params == 1 or #params == 2) then
-    r = write_pivot(S, r, t, rs, params, headline) + 2
+    r = write_pivot(S, r, rs, params, headline) + 2
   end
   for _, res in ipairs(rs) do
     local label = #rs > 1 and common.cell_label(params, res.cell) or ""
@@ -607,8 +607,8 @@ local function write_series(S, r, t, rs)
         end
         tlast = tv
       end
-      local step = #s.t > 1 and (s.t[#s.t] - s.t[#s.t - 1]) or 1
-      offset = offset + tlast + step
+      local dt = #s.t > 1 and (s.t[#s.t] - s.t[#s.t - 1]) or 1
+      offset = offset + tlast + dt
     end
   end
   if #rows == 0 then return r end
