@@ -44,8 +44,7 @@ function M.new(ctx, name)
   ctx.names[name:lower()] = true
   local S = setmetatable({ ws = ctx.wb:worksheet(name), name = name,
     widths = {}, ctx = ctx, wrapped = {}, fixed = {}, minw = {} }, Sheet)
-  -- printed: landscape, as wide as one page
-  S.ws:setup { landscape = true, fit_width = 1, fit_height = 0 }
+  S.ws:setup { landscape = true }
   return S
 end
 
@@ -115,12 +114,17 @@ end
 -- maxw (default 50) characters.  Then rows with wrapped text get the
 -- height their longest cell needs (viewers do not all compute it).
 function Sheet:fit_columns(fixed, maxw)
-  local final = {}
+  local final, total = {}, 0
   for c, w in pairs(self.widths) do
     local width = fixed and fixed[c] or
       math.max(6, self.minw[c] or 0, math.min(w + 2, maxw or 50))
     final[c] = width
+    total = total + width
     self.ws:set_column(c, c, width)
+  end
+  -- printed one page wide unless that would shrink it past reading
+  if total <= 260 then
+    self.ws:setup { fit_width = 1, fit_height = 0 }
   end
   local rows = {}
   for _, w in ipairs(self.wrapped) do
@@ -287,6 +291,8 @@ local function chart_block(S, o)
 end
 M.chart_block = chart_block
 
+local write_single
+
 local function write_cells(S, r, t, rs, metrics)
   local F = S.ctx.F
   local params = t.params or (rs[1] and rs[1].params) or {}
@@ -328,6 +334,42 @@ local function write_cells(S, r, t, rs, metrics)
     if row[ncore + 3] ~= "" then S.fixed[ncore + 2] = 56 end
   end
   return last, params
+end
+
+-- A single cell: one row per metric (Metric, Value, Unit, Check).
+function write_single(S, r, res, metrics)
+  local F = S.ctx.F
+  local cols = { "Metric", "Value", "Unit", "Check" }
+  local checks = {}
+  for _, c in ipairs(res.checks or {}) do
+    if c.metric then
+      local prev = checks[c.metric]
+      local text = c.ok and ("ok: " .. tostring(c.text or "")) or
+        (c.why or c.text or "failed")
+      checks[c.metric] = prev and (prev .. "; " .. text) or text
+    end
+  end
+  local rows, bad = {}, failed_metrics(res)
+  for i, m in ipairs(metrics) do
+    local v = (res.metrics or {})[m]
+    if type(v) == "number" and not finite(v) then v = nil end
+    rows[i] = { m, v, res.units and res.units[m] or nil, checks[m] }
+  end
+  local last = grid(S, r, 0, cols, rows, function(i, j, v)
+    if j == 4 then return F.wrap end
+    if j == 2 then
+      local nf = type(v) == "number" and M.numfmt({ v }) or nil
+      if bad[rows[i][1]] then
+        return nf and F.numfmt(nf, true) or F.bad_text
+      end
+      return nf and F.numfmt(nf) or F.text
+    end
+  end)
+  for _, row in ipairs(rows) do
+    if row[4] then S.fixed[3] = 60 end
+  end
+  S.minw[1] = 14
+  return last
 end
 
 -- Pivot of the headline over the first two parameters + a chart.
@@ -459,8 +501,15 @@ function M.write_test(ctx, p)
   S:put(1, 1, sub, F.subtitle, true)
   local r = 2
   if t.criterion then
-    S:put(r, 0, "Criterion: " .. t.criterion, F.subtitle, true)
-    r = r + 1
+    -- one line per criterion ("text (source); text (source)")
+    local text = tostring(t.criterion):gsub("%); ", ")\n")
+    local first = true
+    for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+      S:put(r, 0, (first and "Criterion: " or "           ") .. line,
+            F.subtitle, true)
+      first = false
+      r = r + 1
+    end
   end
   if t.reason then
     S:put(r, 0, "Reason: " .. t.reason, F.subtitle, true)
@@ -475,8 +524,15 @@ function M.write_test(ctx, p)
 
   local headline = rs[1] and rs[1].headline
   local metrics = metric_names(rs, headline)
-  S:put(r, 0, "Cells", F.h2, true)
-  local last, params = write_cells(S, r + 1, t, rs, metrics)
+  local last, params
+  if #rs == 1 then
+    S:put(r, 0, "Measured", F.h2, true)
+    last = write_single(S, r + 1, rs[1], metrics)
+    params = rs[1].params or t.params or {}
+  else
+    S:put(r, 0, "Cells", F.h2, true)
+    last, params = write_cells(S, r + 1, t, rs, metrics)
+  end
   r = last + 2
   if #rs > 1 and headline and (#params == 1 or #params == 2) then
     r = write_pivot(S, r, rs, params, headline) + 2
