@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "strata.h"
 #include "engine.h"
@@ -130,6 +131,14 @@ static enum verbs_code loop(struct verbs_side *s, const struct verbs_test *t,
   last_progress = now;
   if(!target)
     deadline = now + dur_ns;
+  if(!send && !recv) {
+    /* passive far end of WRITE/READ: nothing to poll; do not take a CPU
+     * from the NIC (software RoCE runs on the same cores) */
+    while(!*stop && !strata_stop_flag)
+      usleep(1000);
+    o->cpu_s = thread_cpu_s() - cpu0;
+    return VERBS_OK;
+  }
   if(send)
     peak_add(pk, now, 0);
 

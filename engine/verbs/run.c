@@ -232,9 +232,19 @@ static enum verbs_code run_remote(const struct verbs_run_opts *o,
     /* Ask the far end what it saw; it may be gone. */
     p.timeout_ms = 2000;
     rc2 = peer_done(&p, &r->b);
-    rc = verbs_fail(rc, "%s (peer %s:%d: %s)", mine, o->peer_host,
-                    o->peer_port, rc2 ? verbs_errmsg()
-                    : p.remote_error[0] ? p.remote_error : "answered");
+    if(rc2) {
+      char theirs[512];
+      snprintf(theirs, sizeof(theirs), "%s", verbs_errmsg());
+      rc = verbs_fail(rc, "%s; then %s", mine, theirs);
+    }
+    else {
+      for(char *c = p.remote_error; *c; c++)
+        if(*c == '\x1f')
+          *c = ' ';
+      rc = verbs_fail(rc, "%s (peer %s:%d answered%s%s)", mine,
+                      o->peer_host, o->peer_port,
+                      p.remote_error[0] ? ": " : "", p.remote_error);
+    }
     goto out;
   }
   rc = peer_done(&p, &r->b);

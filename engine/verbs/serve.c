@@ -119,9 +119,10 @@ static void do_setup(struct session *ss, struct ctl_msg *m)
     return;
   }
   (void)ctl_send(ss->c.fd, 2000, "READY %s", eb);
-  logf_(ss->o, "%s: SETUP %s %s size=%llu qps=%d on %s gid %d", ss->who,
+  logf_(ss->o, "%s: SETUP %s %s size=%llu qps=%d on %s port %d GID %d",
+        ss->who,
         ss->t.kind == VERBS_KIND_LAT ? "lat" : "bw", ctl_op_name(ss->t.op),
-        (unsigned long long)ss->t.size, ss->t.qps, ss->s.dev.name,
+        (unsigned long long)ss->t.size, ss->t.qps, ss->s.dev.name, port,
         ss->s.dev.gid_index);
 }
 
@@ -273,7 +274,7 @@ enum verbs_code verbs_serve(const struct verbs_serve_opts *o)
   logf_(o, "listening on %s:%d", o->listen ? o->listen : "*",
         o->listen_port);
   if(o->ready_fd >= 0) {
-    (void)ctl_send(o->ready_fd, 1000, "listening");
+    (void)!write(o->ready_fd, "listening\n", 10);
     close(o->ready_fd);
   }
   while(!strata_stop_flag) {
