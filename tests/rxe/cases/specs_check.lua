@@ -1,0 +1,82 @@
+-- Check the journal of `strata run specs/verbs` in the guest.
+-- usage: strata lua specs_check.lua JOURNAL RUN_EXIT RUN_STDERR
+package.path = arg[0]:match("(.*/)") .. "?.lua;" .. package.path
+local cjson = require "cjson"
+local C = require "check"
+local vs = require "strata.lib.verbsite"
+
+local by = {}
+for line in io.lines(arg[1]) do
+  local r = cjson.decode(line)
+  if r.type == "result" then
+    by[r.id] = by[r.id] or {}
+    table.insert(by[r.id], r)
+  end
+end
+local function one(id) return (by[id] or {})[1] end
+
+local r1 = one("R1")
+C.ok(r1 and r1.status == "PASS" and r1.metrics.ports_active == 1,
+     "R1 PASS: rxe0 port 1 PORT_ACTIVE (%s)", r1 and r1.status)
+
+local measured, pass, skipped = 0, 0, 0
+for _, r in ipairs(by.R2 or {}) do
+  if r.status == "SKIP" then
+    skipped = skipped + 1
+  else
+    measured = measured + 1
+    local m = r.metrics
+    C.ok(m.bw_gbps and m.bw_gbps > 0 and m.line_rate_gbps == 0.05 and
+         r.checks[1] and math.abs(r.checks[1].limit - 0.045) < 1e-9,
+         "R2 size=%d qps=%d: %.3f Gbit/s judged against 0.9 x 0.05 -> %s",
+         r.cell.size, r.cell.qps, m.bw_gbps or -1, r.status)
+    if r.status == "PASS" then pass = pass + 1 end
+  end
+end
+C.ok(measured == 6 and skipped == 36,
+     "R2: 6 cells measured (site.rdma.bw_sizes x bw_qps), 36 skipped (%d, %d)",
+     measured, skipped)
+C.ok(pass >= 4, "R2: at least 4 of 6 cells at 90%% of the emulated rate (%d)", pass)
+
+local n3 = 0
+for _, r in ipairs(by.R3 or {}) do
+  n3 = n3 + 1
+  local m = r.metrics
+  C.ok(m.median_us and m.median_us > 0 and m.min_us <= m.median_us and
+       m.p99_us >= m.median_us and r.status == "PASS",
+       "R3 size=%d: median %.1f us, p99 %.1f us -> %s", r.cell.size,
+       m.median_us or -1, m.p99_us or -1, r.status)
+end
+C.ok(n3 == 3, "R3: 3 sizes")
+
+-- R6 must agree with the counters R2/R3 recorded
+local sum = 0
+for _, id in ipairs { "R2", "R3" } do
+  for _, r in ipairs(by[id] or {}) do
+    for k, v in pairs(r.metrics or {}) do
+      local name = k:match("^counters%.(.+)$")
+      if name and vs.is_error_counter(name) then sum = sum + v end
+    end
+  end
+end
+local r6 = one("R6")
+if r6 and not r6.metrics then r6.metrics = {} end
+C.ok(r6 and r6.metrics.error_total == sum,
+     "R6 error_total %s = sum of R2/R3 error deltas %d",
+     r6 and tostring(r6.metrics.error_total), sum)
+C.ok(r6 and r6.status == (sum == 0 and "PASS" or "FAIL"),
+     "R6 verdict %s matches (TCG retransmits: completer_retry_err, "
+     .. "duplicate_request rise under emulation)", r6 and r6.status)
+C.ok(r6 and r6.metrics["delta.completer_retry_err"] ~= nil and
+     r6.metrics["delta.rcvd_seq_err"] ~= nil,
+     "R6 judges rxe's own error counters")
+
+local rc = tonumber(arg[2])
+local err = io.open(arg[3]):read("a")
+local expect = (sum == 0 and pass == 6) and 0 or 1
+if err:find("strata.report.workbook' not found", 1, true) then
+  print("note: the workbook module is not on this branch yet; exit code not judged")
+else
+  C.ok(rc == expect, "strata run exit %d (expected %d)", rc, expect)
+end
+return C.finish()
