@@ -137,7 +137,11 @@ static void get_opts(lua_State *L, const char *fn, enum verbs_kind kind,
                                     kind == VERBS_KIND_LAT ? 2 : 128);
   t->rx_depth = (int)strata_opt_int(L, 1, fn, "rx_depth",
                                     t->op == VERBS_OP_SEND ? 512 : 0);
-  t->cq_mod = (int)strata_opt_int(L, 1, fn, "cq_mod", 100);
+  /* default: perftest's 100, but at least one completion per 4 MiB so
+   * that progress (and the no-progress timeout) stays visible */
+  v = (lua_Integer)(4194304 / t->size);
+  t->cq_mod = (int)strata_opt_int(L, 1, fn, "cq_mod",
+                                  v < 1 ? 1 : v > 100 ? 100 : v);
   if(t->tx_depth < 1 || t->tx_depth > 16384 || t->rx_depth < 0 ||
      t->rx_depth > 16384 || t->cq_mod < 1)
     luaL_error(L, "%s: tx_depth 1..16384, rx_depth 0..16384, cq_mod >= 1",
