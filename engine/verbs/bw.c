@@ -5,6 +5,7 @@
  * CLOCK_MONOTONIC.  Peak: the highest rate over any tenth of the run's
  * completion events.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -234,6 +235,8 @@ static enum verbs_code loop(struct verbs_side *s, const struct verbs_test *t,
     if(busy && (++spins & 63))
       continue;
     now = strata_now_ns();
+    if(!busy && now - last_progress > VERBS_YIELD_NS)
+      sched_yield();
     if(posting && deadline && now >= deadline)
       posting = 0;
     if(strata_stop_flag)

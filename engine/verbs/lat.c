@@ -9,6 +9,7 @@
  *          a sample is the whole READ (not halved); the responder idles.
  * Samples in microseconds on CLOCK_MONOTONIC, kept whole (stats.h).
  */
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,13 +21,17 @@ static enum verbs_code wait_byte(volatile uint8_t *p, uint8_t v,
                                  uint64_t timeout_ns, volatile int *stop,
                                  uint64_t iter)
 {
-  uint64_t deadline = 0;
+  uint64_t deadline = 0, start = 0;
   unsigned spins = 0;
   while(*p != v) {
-    if((++spins & 4095) == 0) {
+    if((++spins & 255) == 0) {
       uint64_t now = strata_now_ns();
-      if(!deadline)
+      if(!deadline) {
         deadline = now + timeout_ns;
+        start = now;
+      }
+      else if(now - start > VERBS_YIELD_NS)
+        sched_yield();
       else if(now > deadline)
         return verbs_fail(VERBS_ETIMEDOUT, "no answer to ping %llu within "
                           "%.1f s", (unsigned long long)iter,

@@ -3,6 +3,7 @@
  * requests and polling with a deadline.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -266,7 +267,7 @@ enum verbs_code verbs_post_recv(struct ibv_qp *qp, uint64_t wr_id,
 int verbs_poll(struct ibv_cq *cq, struct ibv_wc *wc, int max,
                uint64_t timeout_ns)
 {
-  uint64_t deadline = 0;
+  uint64_t deadline = 0, start = 0;
   unsigned spins = 0;
 
   for(;;) {
@@ -277,10 +278,14 @@ int verbs_poll(struct ibv_cq *cq, struct ibv_wc *wc, int max,
     }
     if(n > 0 || timeout_ns == 0)
       return n;
-    if((++spins & 1023) == 0) {
+    if((++spins & 255) == 0) {
       uint64_t now = strata_now_ns();
-      if(!deadline)
+      if(!deadline) {
         deadline = now + timeout_ns;
+        start = now;
+      }
+      else if(now - start > VERBS_YIELD_NS)
+        sched_yield();
       else if(now >= deadline) {
         verbs_fail(VERBS_ETIMEDOUT, "no completion within %.3f s",
                    (double)timeout_ns / 1e9);

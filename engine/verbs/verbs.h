@@ -244,6 +244,15 @@ enum verbs_code verbs_post_recv(struct ibv_qp *qp, uint64_t wr_id,
  */
 int verbs_poll(struct ibv_cq *cq, struct ibv_wc *wc, int max,
                uint64_t timeout_ns);
+/*
+ * Busy-wait etiquette: a waiter that has seen nothing for VERBS_YIELD_NS
+ * calls sched_yield() between polls.  A real NIC answers in microseconds,
+ * so measurements there never reach it; software RoCE (rxe, siw) does its
+ * work in kernel threads on the same CPUs, and a spinning waiter would
+ * starve them until the next scheduler tick (4 ms).
+ */
+#define VERBS_YIELD_NS 100000ull
+
 /* VERBS_OK when wc->status is success, else VERBS_EWC with the message
  * "<what>: work completion <ibv_wc_status_str> (<status>), vendor 0x.." */
 enum verbs_code verbs_wc_check(const struct ibv_wc *wc, const char *what);

@@ -71,8 +71,9 @@ static void get_memory(lua_State *L, const char *fn, struct verbs_test *t)
   if(lua_getfield(L, 1, "dmabuf") != LUA_TTABLE)
     strata_skip(L, "GPU memory: no dma-buf export: pass dmabuf = {fd=, "
                 "offset=} from the cuda family's export");
-  t->dmabuf_fd = (int)strata_opt_int(L, -1, fn, "fd", -1);
-  t->dmabuf_off = (uint64_t)strata_opt_int(L, -1, fn, "offset", 0);
+  t->dmabuf_fd = (int)strata_opt_int(L, lua_gettop(L), fn, "fd", -1);
+  t->dmabuf_off = (uint64_t)strata_opt_int(L, lua_gettop(L), fn, "offset",
+                                           0);
   lua_pop(L, 1);
   if(t->dmabuf_fd < 0)
     luaL_error(L, "%s: dmabuf.fd must be an open file descriptor", fn);
@@ -88,14 +89,17 @@ static void get_peer(lua_State *L, const char *fn, struct verbs_run_opts *o)
   if(t != LUA_TTABLE)
     luaL_error(L, "%s: option 'peer' must be a table {host=, port=, "
                "token=}", fn);
-  strata_check_keys(L, -1, fn, peer_keys);
-  o->peer_host = strata_opt_str(L, -1, fn, "host", NULL);
-  o->peer_port = (int)strata_opt_int(L, -1, fn, "port", 18515);
-  o->peer_token = strata_opt_str(L, -1, fn, "token", NULL);
-  o->peer_device = strata_opt_str(L, -1, fn, "device", NULL);
-  o->peer_port_num = (int)strata_opt_int(L, -1, fn, "ib_port", 1);
-  o->peer_gid_index = (int)strata_opt_int(L, -1, fn, "gid_index", -1);
-  o->ctl_timeout_s = strata_opt_num(L, -1, fn, "timeout", 10);
+  /* absolute index: the strata_opt_* helpers leave a nil on the stack
+   * for an absent field when given a relative one */
+  t = lua_gettop(L);
+  strata_check_keys(L, t, fn, peer_keys);
+  o->peer_host = strata_opt_str(L, t, fn, "host", NULL);
+  o->peer_port = (int)strata_opt_int(L, t, fn, "port", 18515);
+  o->peer_token = strata_opt_str(L, t, fn, "token", NULL);
+  o->peer_device = strata_opt_str(L, t, fn, "device", NULL);
+  o->peer_port_num = (int)strata_opt_int(L, t, fn, "ib_port", 1);
+  o->peer_gid_index = (int)strata_opt_int(L, t, fn, "gid_index", -1);
+  o->ctl_timeout_s = strata_opt_num(L, t, fn, "timeout", 10);
   if(!o->peer_host)
     luaL_error(L, "%s: peer.host is required", fn);
   if(!o->peer_token || !*o->peer_token)
@@ -133,7 +137,11 @@ static void get_opts(lua_State *L, const char *fn, enum verbs_kind kind,
                                     kind == VERBS_KIND_LAT ? 2 : 128);
   t->rx_depth = (int)strata_opt_int(L, 1, fn, "rx_depth",
                                     t->op == VERBS_OP_SEND ? 512 : 0);
-  t->cq_mod = (int)strata_opt_int(L, 1, fn, "cq_mod", 100);
+  /* default: perftest's 100, but at least one completion per 4 MiB so
+   * that progress (and the no-progress timeout) stays visible */
+  v = (lua_Integer)(4194304 / t->size);
+  t->cq_mod = (int)strata_opt_int(L, 1, fn, "cq_mod",
+                                  v < 1 ? 1 : v > 100 ? 100 : v);
   if(t->tx_depth < 1 || t->tx_depth > 16384 || t->rx_depth < 0 ||
      t->rx_depth > 16384 || t->cq_mod < 1)
     luaL_error(L, "%s: tx_depth 1..16384, rx_depth 0..16384, cq_mod >= 1",

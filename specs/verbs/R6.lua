@@ -20,10 +20,10 @@ test {
         local any = false
         for k, v in pairs(m) do
           local name = k:match("^counters%.(.+)$")
-          if name and math.type(v) == "integer" then
+          if name and type(v) == "number" then
             any = true
             if vs.is_error_counter(name) then
-              sums[name] = (sums[name] or 0) + v
+              sums[name] = (sums[name] or 0) + math.floor(v)
             end
           end
         end

@@ -1,0 +1,92 @@
+-- Check the journal of `strata run specs/verbs` in the guest.
+-- usage: strata lua specs_check.lua JOURNAL RUN_EXIT RUN_STDERR [PEER [N]]
+-- PEER: the far end R2/R3 must name (default "loopback"); N: R2 cells the
+-- site selects (default 6)
+package.path = arg[0]:match("(.*/)") .. "?.lua;" .. package.path
+local cjson = require "cjson"
+local C = require "check"
+local vs = require "strata.lib.verbsite"
+
+local by = {}
+for line in io.lines(arg[1]) do
+  local r = cjson.decode(line)
+  if r.type == "result" then
+    by[r.id] = by[r.id] or {}
+    table.insert(by[r.id], r)
+  end
+end
+local function one(id) return (by[id] or {})[1] end
+
+local r1 = one("R1")
+C.ok(r1 and r1.status == "PASS" and r1.metrics.ports_active == 1,
+     "R1 PASS: rxe0 port 1 PORT_ACTIVE (%s)", r1 and r1.status)
+
+local measured, pass, skipped = 0, 0, 0
+for _, r in ipairs(by.R2 or {}) do
+  if r.status == "SKIP" then
+    skipped = skipped + 1
+  else
+    measured = measured + 1
+    local m = r.metrics or {}
+    C.ok(r.status == "PASS" or r.status == "FAIL",
+         "R2 size=%d qps=%d measured (%s %s)", r.cell.size, r.cell.qps,
+         r.status, tostring(r.reason))
+    C.ok(m.peer == (arg[4] or "loopback"), "R2 far end %s", tostring(m.peer))
+    C.ok(m.bw_gbps and m.bw_gbps > 0 and m.line_rate_gbps == 0.05 and
+         r.checks[1] and math.abs(r.checks[1].limit - 0.045) < 1e-9,
+         "R2 size=%d qps=%d: %.3f Gbit/s judged against 0.9 x 0.05 -> %s",
+         r.cell.size, r.cell.qps, m.bw_gbps or -1, r.status)
+    if r.status == "PASS" then pass = pass + 1 end
+  end
+end
+local want = tonumber(arg[5] or 6)
+C.ok(measured == want and skipped == 42 - want,
+     "R2: %d cells measured (site.rdma.bw_sizes x bw_qps), the rest skipped "
+     .. "(%d, %d)", want, measured, skipped)
+C.ok(pass >= want - 2, "R2: at most 2 cells under 90%% of the emulated "
+     .. "rate (%d of %d passed)", pass, want)
+
+local n3 = 0
+for _, r in ipairs(by.R3 or {}) do
+  n3 = n3 + 1
+  local m = r.metrics or {}
+  C.ok(m.median_us and m.median_us > 0 and m.min_us <= m.median_us and
+       m.p99_us >= m.median_us and r.status == "PASS",
+       "R3 size=%d: median %.1f us, p99 %.1f us -> %s", r.cell.size,
+       m.median_us or -1, m.p99_us or -1, r.status)
+end
+C.ok(n3 == 3, "R3: 3 sizes")
+
+-- R6 must agree with the counters R2/R3 recorded
+local sum = 0
+for _, id in ipairs { "R2", "R3" } do
+  for _, r in ipairs(by[id] or {}) do
+    for k, v in pairs(r.metrics or {}) do
+      local name = k:match("^counters%.(.+)$")
+      if name and vs.is_error_counter(name) then sum = sum + v end
+    end
+  end
+end
+local r6 = one("R6")
+if r6 and not r6.metrics then r6.metrics = {} end
+C.ok(r6 and r6.metrics.error_total == sum,
+     "R6 error_total %s = sum of R2/R3 error deltas %d",
+     r6 and tostring(r6.metrics.error_total), sum)
+C.ok(r6 and r6.status == (sum == 0 and "PASS" or "FAIL"),
+     "R6 verdict %s matches (TCG retransmits: completer_retry_err, "
+     .. "duplicate_request rise under emulation)", r6 and r6.status)
+C.ok(r6 and r6.metrics["delta.completer_retry_err"] ~= nil and
+     r6.metrics["delta.rcvd_seq_err"] ~= nil,
+     "R6 judges rxe's own error counters")
+
+local rc = tonumber(arg[2])
+local err = io.open(arg[3]):read("a")
+local r3fail = false
+for _, r in ipairs(by.R3 or {}) do r3fail = r3fail or r.status ~= "PASS" end
+local expect = (sum == 0 and pass == want and not r3fail) and 0 or 1
+if err:find("strata.report.workbook' not found", 1, true) then
+  print("note: the workbook module is not on this branch yet; exit code not judged")
+else
+  C.ok(rc == expect, "strata run exit %d (expected %d)", rc, expect)
+end
+return C.finish()
