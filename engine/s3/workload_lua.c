@@ -83,7 +83,15 @@ static int scrape(const char *url, const char *bearer, const char *ca,
   r.bearer = bearer;
   r.ca_bundle = ca;
   r.timeout_s = timeout_s;
-  return prom_fetch(&r, d, err, cap);
+  if(prom_fetch(&r, d, err, cap) == 0)
+    return 0;
+  /* name the peer: "scrape <url>: <what failed>" */
+  {
+    char what[512];
+    snprintf(what, sizeof(what), "%s", err);
+    snprintf(err, cap, "scrape %s: %.400s", url, what);
+  }
+  return -1;
 }
 
 static void set_pcts(lua_State *L, const char *pre, struct stats_samples *s,
