@@ -16,6 +16,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 
+#include "counters.h"
 #include "cuobj.h"
 #include "prom.h"
 #include "s3_lua.h"
@@ -216,49 +217,48 @@ static int l_counters(lua_State *L)
                        "or s3rdma.prometheus_url)");
   if(benv && *benv && !(bearer = getenv(benv)))
     return strata_skip(L, "the metrics token variable %s is not set", benv);
-  for(int i = 0; i < 2; i++) {
-    char *body = NULL, q[512], full[1024];
-    long st;
-    if(url && *url) {
-      if(i == 1) {
-        v[1] = v[1];               /* fetched with i == 0 below */
-        continue;
-      }
-      st = s3rdma_http_get(url, bearer, to, &body, err, sizeof(err));
-      if(st < 0)
-        return luaL_error(L, "%s: %s", fn, err);
-      if(st != 200) {
-        free(body);
-        return luaL_error(L, "%s: GET %s: HTTP %ld", fn, url, st);
-      }
-      for(int k = 0; k < 2; k++)
-        if(!s3rdma_prom_sum(body, names[k], &v[k])) {
-          free(body);
-          return luaL_error(L, "%s: %s has no %s (not an S3-over-RDMA "
-                            "build, or the wrong endpoint)", fn, url,
-                            names[k]);
-        }
-      free(body);
-      continue;
+  if(url && *url) {
+    struct http_req hr = { .url = url, .timeout_s = (double)to / 1000,
+                           .bearer = bearer };
+    struct prom_doc doc;
+    memset(&doc, 0, sizeof(doc));
+    if(prom_fetch(&hr, &doc, err, sizeof(err))) {
+      prom_doc_free(&doc);
+      return luaL_error(L, "%s: %s: %s", fn, url, err);
     }
-    snprintf(q, sizeof(q), "sum(%s)", names[i]);
-    {
-      char enc[600];
-      size_t n = sigv4_uri_encode(q, strlen(q), 0, enc, sizeof(enc));
+    for(int k = 0; k < 2; k++) {
+      int found = 0;
+      v[k] = prom_sum(&doc, names[k], &found);
+      if(!found) {
+        prom_doc_free(&doc);
+        return luaL_error(L, "%s: %s has no %s (not an S3-over-RDMA "
+                          "build, or the wrong endpoint)", fn, url,
+                          names[k]);
+      }
+    }
+    prom_doc_free(&doc);
+  }
+  else
+    for(int i = 0; i < 2; i++) {
+      char *body = NULL, q[512], full[1024], enc[600];
+      size_t blen = 0, n;
+      long st = 0;
+      struct http_req hr = { .url = full, .timeout_s = (double)to / 1000,
+                             .bearer = bearer, .any_status = 1 };
+      snprintf(q, sizeof(q), "sum(%s)", names[i]);
+      n = sigv4_uri_encode(q, strlen(q), 0, enc, sizeof(enc));
       if(n == (size_t)-1)
         return luaL_error(L, "%s: query too long", fn);
       snprintf(full, sizeof(full), "%s/api/v1/query?query=%s", prom, enc);
-    }
-    st = s3rdma_http_get(full, bearer, to, &body, err, sizeof(err));
-    if(st < 0)
-      return luaL_error(L, "%s: %s", fn, err);
-    if(st != 200 || s3rdma_prom_query_value(body, &v[i])) {
+      if(http_get(&hr, &body, &blen, &st, err, sizeof(err)))
+        return luaL_error(L, "%s: Prometheus %s: %s", fn, prom, err);
+      if(st != 200 || s3rdma_prom_query_value(body, &v[i])) {
+        free(body);
+        return luaL_error(L, "%s: Prometheus %s: no value for %s (HTTP "
+                          "%ld)", fn, prom, q, st);
+      }
       free(body);
-      return luaL_error(L, "%s: Prometheus %s: no value for %s (HTTP %ld)",
-                        fn, prom, q, st);
     }
-    free(body);
-  }
   lua_createtable(L, 0, 3);
   strata_set_num(L, "read_bytes", v[0]);
   strata_set_num(L, "write_bytes", v[1]);

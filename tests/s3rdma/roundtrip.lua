@@ -97,6 +97,13 @@ check(mp.ok == 4 and mp.readback_ok == 1,
       "multipart: 4 parts by RDMA UploadPart, completed, read back")
 check(p.verdict == "PROVEN", "multipart proven")
 
+-- The counters through the Prometheus query API agree with the scrape.
+local ca = r.counters { url = metrics }
+local cb = r.counters { prometheus = ep }
+check(ca.write_bytes > 0 and ca.read_bytes > 0 and
+      ca.write_bytes == cb.write_bytes and ca.read_bytes == cb.read_bytes,
+      "counters: exposition scrape == Prometheus instant query")
+
 -- Cross-check one RDMA-written object with a plain TCP ranged GET too.
 local body = cl:get(B, "p0", { range = "bytes=0-15" })
 check(#body == 16, "plain TCP ranged GET of an RDMA-written object")

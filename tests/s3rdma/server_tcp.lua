@@ -48,6 +48,9 @@ check(x.status == 501 and
       "PREPARE without x-amz-rdma-protocol: 501 unsupported")
 local c = r.counters { url = ep .. "/minio/metrics/v3/api/rdma" }
 check(c.read_bytes == 0 and c.write_bytes == 0, "AIStor counter names, zero")
+local cq = r.counters { prometheus = ep }
+check(cq.read_bytes == 0 and cq.write_bytes == 0 and cq.source == ep,
+      "counters through a Prometheus server's instant-query API")
 local ok, err = pcall(r.run, { client = cl, mode = "rc", op = "get",
                                bucket = "strata-h", size = 1000 })
 check(not ok and tostring(err):find("SKIP", 1, true), "RDMA run without a "
