@@ -3,7 +3,8 @@
 -- (B06), same object size and concurrency, and the same for the 64 MiB x 1
 -- pair (B01 / B02).  It reads the other tests' results (the s3 specs give
 -- the TCP rows), emits the T1-T4 sheet (throughput, CPU, GPU utilisation,
--- p50/p99) and the "RDMA benefit" view: throughput gain + CPU reduction +
+-- p50/p99), the raw wire beside it (R2/R4's best RDMA WRITE bandwidth)
+-- and the "RDMA benefit" view: throughput gain + CPU reduction +
 -- GPU utilisation gain + latency reduction.  End-to-end PASS (RUNBOOK
 -- section 32), per pair, on GET: RDMA throughput >= TCP x ratio OR CPU at
 -- least cpu_pct lower OR p99 latency at least latency_pct lower; the
@@ -54,6 +55,7 @@ test {
     local cpu_min = b.cpu_reduction_pct or 20
     local lat_min = b.latency_reduction_pct or 10
     local rows, view, out = {}, {}, {}
+    local m_rdma_gbps = {}
     for _, p in ipairs(PAIRS) do
       local m = {}
       for _, side in ipairs { "tcp", "rdma" } do
@@ -69,6 +71,9 @@ test {
         }
       end
       local a, r = m.tcp, m.rdma
+      if r and r["get.gbps"] and not m_rdma_gbps[p.key] then
+        m_rdma_gbps[p.key] = r["get.gbps"]
+      end
       if a and r and a["get.gbps"] and r["get.gbps"] then
         local tr = a["get.gbps"] > 0 and r["get.gbps"] / a["get.gbps"] or nil
         local cpu = pct_less(a["get.cpu_util_pct"], r["get.cpu_util_pct"])
@@ -105,6 +110,24 @@ test {
     t.table("T1-T4", { "T", "path", "conditions", "test", "status",
                        "GET Gbit/s", "PUT Gbit/s", "GET CPU %", "PUT CPU %",
                        "GPU util %", "GET p50 ms", "GET p99 ms" }, rows)
+    -- The raw wire beside the S3 paths (RUNBOOK section 31): the best
+    -- RDMA WRITE bandwidth R2 (host) and R4 (GPU memory) measured.
+    local wire = {}
+    for _, w in ipairs { { "R2", "RDMA WRITE, host memory", "host" },
+                         { "R4", "RDMA WRITE, GPU memory", "gpu" } } do
+      local best
+      for _, c in ipairs(t.results(w[1]) or {}) do
+        local v = c.metrics and c.metrics.bw_gbps
+        if type(v) == "number" and (not best or v > best) then best = v end
+      end
+      local r = m_rdma_gbps and m_rdma_gbps[w[3]]
+      if best then out["wire." .. w[3] .. "_gbps"] = best end
+      wire[#wire + 1] = { w[1], w[2], fmt(best) or "", best and r and
+                          fmt(100 * r / best) or "",
+                          best and "" or (w[1] .. " not run") }
+    end
+    t.table("Raw wire", { "test", "path", "best Gbit/s",
+                          "RDMA GET as % of it", "note" }, wire)
     t.table("RDMA benefit", { "comparison", "conditions",
                               "throughput gain %", "CPU reduction %",
                               "GPU util gain (pts)", "p99 reduction %",

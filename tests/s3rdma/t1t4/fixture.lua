@@ -21,3 +21,8 @@ test {
   id = "B05", layer = "s3", title = "fixture T3",
   run = function(t) t.skip("no GPU (fixture)") end,
 }
+test {
+  id = "R2", layer = "verbs", title = "fixture raw wire",
+  matrix = { size = { 1, 2 } },
+  run = function(t) return { bw_gbps = t.cell.size == 1 and 80 or 100 } end,
+}
