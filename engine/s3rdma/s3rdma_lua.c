@@ -59,7 +59,7 @@ static int l_run(lua_State *L)
     "client", "mode", "op", "bucket", "prefix", "size", "range_offset",
     "range_length", "part_size", "objects", "concurrency", "requests",
     "seed", "verify", "readback", "http_fallback", "landing_grace",
-    "timeout", "device", "port", "gid_index", "memory", NULL
+    "timeout", "device", "port", "gid_index", "memory", "gpu", NULL
   };
   static const char *const modes[] = { "tcp", "rc", "cuobject", NULL };
   static const char *const ops[] = { "get", "put", "multipart", NULL };
@@ -83,10 +83,8 @@ static int l_run(lua_State *L)
   memset(&o, 0, sizeof(o));
   o.mode = (enum s3rdma_mode)opt_enum(L, fn, "mode", "rc", modes);
   o.op = (enum s3rdma_op)opt_enum(L, fn, "op", "get", ops);
-  if(opt_enum(L, fn, "memory", "host", mems) == 1)
-    return strata_skip(L, "GPU memory: this build registers host memory "
-                       "only; a dma-buf MR of CUDA memory needs the cuda "
-                       "family and a GPUDirect-capable RDMA NIC");
+  o.gpu_memory = opt_enum(L, fn, "memory", "host", mems) == 1;
+  o.gpu_device = (int)strata_opt_int(L, 1, fn, "gpu", 0);
   o.bucket = strata_opt_str(L, 1, fn, "bucket", NULL);
   if(!o.bucket || !*o.bucket)
     return luaL_error(L, "%s: option 'bucket' is required", fn);
@@ -128,8 +126,8 @@ static int l_run(lua_State *L)
     snprintf(e, sizeof(e), "%s", r.setup_error);
     stats_free(&r.lat_ms);
     if(r.setup_skip)
-      return strata_skip(L, "%s%s", o.mode == S3RDMA_MODE_RC ?
-                         "no usable RDMA device: " : "", e);
+      return strata_skip(L, "%s%s", o.mode == S3RDMA_MODE_RC &&
+                         !o.gpu_memory ? "no usable RDMA device: " : "", e);
     return luaL_error(L, "%s: %s", fn, e);
   }
   stats_summarize(&r.lat_ms, &s);
@@ -153,6 +151,8 @@ static int l_run(lua_State *L)
   strata_set_int(L, "readback_errors", (lua_Integer)r.readback_errors);
   strata_set_int(L, "rdma_get_bytes", (lua_Integer)r.rdma_get_bytes);
   strata_set_int(L, "rdma_put_bytes", (lua_Integer)r.rdma_put_bytes);
+  strata_set_str(L, "memory", o.gpu_memory ? "cuda" : "host");
+  strata_set_int(L, "gpu_copy_errors", (lua_Integer)r.gpu_copy_errors);
   strata_set_num(L, "duration_s", secs);
   strata_set_num(L, "throughput_mibps",
                  secs > 0 ? (double)(r.bytes + r.fallback_bytes) /

@@ -1,9 +1,10 @@
 -- RUNBOOK E4 (rung 5, GPU memory, "the key test"): S3 over RDMA straight
--- into GPU memory (GPUDirect RDMA: a dma-buf MR of a CUDA allocation).
--- The engine registers host memory only so far: with memory = "cuda" it
--- SKIPs with the reason (and no GPU + RDMA NIC pair exists on the machines
--- this was built on).  The spec is complete otherwise: same witnesses,
--- same criteria as E3 (T4: RDMA + GPU memory).
+-- into GPU memory (GPUDirect RDMA): each worker's buffer is a CUDA device
+-- allocation exported as a dma-buf and registered with ibv_reg_dmabuf_mr;
+-- PUT data is staged into it and GET data copied out of it to be checked,
+-- outside the timed part.  No CUDA driver, no RDMA NIC, or a NIC that
+-- cannot register dma-bufs: SKIP with the reason.  Same witnesses, same
+-- criteria as E3 (T4: RDMA + GPU memory).
 local lib = require "strata.lib.s3rdma"
 
 local MiB, GiB = 1048576, 1073741824

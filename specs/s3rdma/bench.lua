@@ -1,6 +1,6 @@
 -- RUNBOOK benchmark matrix (section 31), the RDMA rows: B02/B04 (host
--- RDMA), B06-B09 (GPU RDMA: SKIP until GPU memory is wired, with the
--- reason), B11 (RDMA GET 256 MiB x 64), B13 (RDMA PUT 256 MiB x 64), B15
+-- RDMA), B06-B09 (GPU RDMA: a dma-buf MR of CUDA memory; SKIP with the
+-- reason where no GPU + GPUDirect-capable NIC pair exists), B11 (RDMA GET 256 MiB x 64), B13 (RDMA PUT 256 MiB x 64), B15
 -- (multipart over RDMA UploadPart, 4 GiB, part size x concurrency).
 -- Every phase is proven (reply, landed bytes, server counters) and judged
 -- by the S3-over-RDMA PASS policy (lib.criteria).  Rows are scaled down

@@ -60,5 +60,12 @@ ok, err = pcall(r.run, { client = cl, mode = "cuobject", op = "get",
 check(not ok and tostring(err):find("SKIP", 1, true) and
       tostring(err):find("cuobjclient", 1, true),
       "cuObject provider without its library: SKIP with the reason")
+-- GPU memory without a CUDA driver (or a build without CUDA): SKIP
+ok, err = pcall(r.run, { client = cl, mode = "tcp", memory = "cuda",
+                         op = "get", bucket = "strata-h", size = 1000 })
+check(not ok and tostring(err):find("SKIP", 1, true) and
+      (tostring(err):find("CUDA", 1, true) or
+       tostring(err):find("cuda", 1, true)),
+      "GPU memory without CUDA: SKIP with the reason (" .. tostring(err) .. ")")
 print(bad == 0 and "server_tcp: all checks passed" or "server_tcp: FAILED")
 os.exit(bad == 0 and 0 or 1)
