@@ -499,8 +499,34 @@ int ctr_read_rdma(const char *root, struct ctr_set *s)
   return rc;
 }
 
+/* Interfaces with a device behind them (physical NICs, VFs, virtio). */
+static int ethtool_all(struct ctr_set *s, char *err, size_t errlen)
+{
+  struct dirent **e = NULL;
+  int n = scandir("/sys/class/net", &e, NULL, alphasort);
+  for(int i = 0; i < n; i++) {
+    char dev[400];
+    if(e[i]->d_name[0] != '.') {
+      (void)!snprintf(dev, sizeof(dev), "/sys/class/net/%s/device",
+                      e[i]->d_name);
+      if(!access(dev, F_OK) && ctr_read_ethtool(e[i]->d_name, s) &&
+         errno == ENOMEM) {
+        snprintf(err, errlen, "ethtool: out of memory");
+        for(; i < n; i++)
+          free(e[i]);
+        free(e);
+        return -1;
+      }
+    }
+    free(e[i]);
+  }
+  free(e);
+  return 0;
+}
+
 int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
-                 struct ctr_set *s, char *err, size_t errlen)
+                 char *const *ifaces, struct ctr_set *s, char *err,
+                 size_t errlen)
 {
   static const struct {
     unsigned src;
@@ -545,6 +571,17 @@ int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
   if(!rc && (sources & CTR_SRC_RDMA) && ctr_read_rdma(root, s)) {
     snprintf(err, errlen, "rdma counters: out of memory");
     rc = -1;
+  }
+  if(!rc && (sources & CTR_SRC_ETHTOOL) && !root[0]) {
+    if(!ifaces)
+      rc = ethtool_all(s, err, errlen);
+    for(size_t i = 0; ifaces && ifaces[i] && !rc; i++)
+      if(ctr_read_ethtool(ifaces[i], s)) {
+        snprintf(err, errlen, "ethtool -S %s: %s", ifaces[i],
+                 errno == EOPNOTSUPP ? "the driver has no statistics"
+                                     : strerror(errno));
+        rc = -1;
+      }
   }
   free(buf);
   return rc;
