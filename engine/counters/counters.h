@@ -66,7 +66,8 @@ int ctr_parse_netdev(const char *text, struct ctr_set *s);
 /* /proc/net/snmp Tcp: tcp.{ActiveOpens,InSegs,OutSegs,RetransSegs,...}. */
 int ctr_parse_snmp(const char *text, struct ctr_set *s);
 /* Every file in <root>/sys/class/infiniband/<dev>/ports/<p>/counters and
- * .../hw_counters: rdma.<dev>.<p>.<counter>.  No such directory: nothing, returns 0. */
+ * .../hw_counters: rdma.<dev>.<p>.<counter>.  No such directory:
+ * nothing, returns 0. */
 int ctr_read_rdma(const char *root, struct ctr_set *s);
 
 /* `ethtool -S <ifname>` through the ioctl: ethtool.<if>.<stat> (live
