@@ -219,7 +219,15 @@ static void absorb(struct ctr_sampler *s, int final)
     }
   }
   s->tick++;
-  if(final || s->tick % s->stride == 0)
+  if(final && s->nrows > 1 &&
+     (double)(s->tcur - s->t0) / 1e9 - s->ts[s->nrows - 1] <
+     s->o.interval_s * (double)s->stride / 2) {
+    /* a stop just after a tick: widen the last interval rather than end
+     * the series on a sliver whose rate is all jiffy rounding */
+    s->nrows--;
+    store_row(s, s->cur, (double)(s->tcur - s->t0) / 1e9);
+  }
+  else if(final || s->tick % s->stride == 0)
     store_row(s, s->cur, (double)(s->tcur - s->t0) / 1e9);
   memcpy(s->prev, s->cur, s->n * sizeof(double));
   s->tprev = s->tcur;
