@@ -216,11 +216,6 @@ enum verbs_code verbs_gid_get(struct ibv_context *ctx, uint8_t port,
   return VERBS_OK;
 }
 
-static const char *port_state_str(enum ibv_port_state s)
-{
-  return ibv_port_state_str(s);
-}
-
 enum verbs_code verbs_dev_open(struct verbs_dev *d, const char *name,
                                int port, int gid_index)
 {
@@ -269,8 +264,9 @@ enum verbs_code verbs_dev_open(struct verbs_dev *d, const char *name,
     goto fail;
   }
   if(d->port_attr.state != IBV_PORT_ACTIVE) {
-    rc = verbs_fail(VERBS_EPORT, "%s port %d is %s, not PORT_ACTIVE",
-                    d->name, port, port_state_str(d->port_attr.state));
+    rc = verbs_fail(VERBS_EPORT, "%s port %d is not PORT_ACTIVE (state "
+                    "%d: %s)", d->name, port, (int)d->port_attr.state,
+                    ibv_port_state_str(d->port_attr.state));
     goto fail;
   }
   d->mtu = d->port_attr.active_mtu;

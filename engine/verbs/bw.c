@@ -1,0 +1,270 @@
+/*
+ * bw.c - the bandwidth loop: keep tx_depth RDMA WRITEs, READs or SENDs in
+ * flight on every QP, signal one in cq_mod, count completions.  Measured
+ * as perftest does: bytes completed / (last completion - first post), on
+ * CLOCK_MONOTONIC.  Peak: the highest rate over any tenth of the run's
+ * completion events.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "strata.h"
+#include "engine.h"
+
+/* Completion events (time, bytes so far) kept whole: the peak rate is
+ * the best over any window of a tenth of the events (at least one). */
+struct peak {
+  uint64_t *t;
+  uint64_t *bytes;
+  size_t n, cap;
+};
+
+static void peak_add(struct peak *p, uint64_t t, uint64_t bytes)
+{
+  if(p->n == p->cap) {
+    size_t cap = p->cap ? p->cap * 2 : 1024;
+    uint64_t *nt = realloc(p->t, cap * sizeof(*nt));
+    uint64_t *nb = nt ? realloc(p->bytes, cap * sizeof(*nb)) : NULL;
+    if(nt)
+      p->t = nt;
+    if(!nb)
+      return;            /* keep what we have: peak over fewer events */
+    p->bytes = nb;
+    p->cap = cap;
+  }
+  p->t[p->n] = t;
+  p->bytes[p->n] = bytes;
+  p->n++;
+}
+
+static double peak_gbps(struct peak *p)
+{
+  size_t w;
+  double best = 0;
+  w = p->n > 1 ? (p->n - 1) / 10 : 0;
+  if(w < 1)
+    w = 1;
+  for(size_t i = w; w && i < p->n; i++) {
+    uint64_t dt = p->t[i] - p->t[i - w];
+    if(dt > 0) {
+      double g = (double)(p->bytes[i] - p->bytes[i - w]) * 8 / (double)dt;
+      if(g > best)
+        best = g;
+    }
+  }
+  free(p->t);
+  free(p->bytes);
+  p->t = p->bytes = NULL;
+  return best;
+}
+
+/* Local address of QP q's slot (recv = 0, send = 1). */
+static uint64_t laddr(const struct verbs_side *s, int q, int which)
+{
+  uint64_t base = s->buf.kind == VERBS_MEM_HOST
+                    ? (uint64_t)(uintptr_t)s->buf.addr : 0;
+  return base + (uint64_t)(q % s->nslots) * 2 * s->slot +
+         (which ? s->slot : 0);
+}
+
+enum verbs_code bw_prepost(struct verbs_side *s, const struct verbs_test *t)
+{
+  for(int q = 0; q < s->nqp; q++) {
+    uint64_t a = laddr(s, q, 0);
+    for(int i = 0; i < t->rx_depth; i++) {
+      enum verbs_code rc = verbs_post_recv(s->qp[q], (uint64_t)q, a,
+                                           (uint32_t)t->size,
+                                           s->buf.mr->lkey);
+      if(rc)
+        return rc;
+    }
+  }
+  return VERBS_OK;
+}
+
+static enum verbs_code post_one(struct verbs_side *s,
+                                const struct verbs_test *t, int q,
+                                uint64_t wr_id, int signaled)
+{
+  uint32_t len = (uint32_t)t->size;
+  uint32_t lkey = s->buf.mr->lkey;
+  uint64_t rslot = s->raddr + (uint64_t)(q % s->nslots) * 2 * s->slot;
+  int inl = len <= s->max_inline;
+
+  switch(t->op) {
+  case VERBS_OP_WRITE:
+    return verbs_post_write(s->qp[q], wr_id, laddr(s, q, 1), len, lkey,
+                            rslot, s->rkey, signaled, inl);
+  case VERBS_OP_READ:
+    return verbs_post_read(s->qp[q], wr_id, laddr(s, q, 0), len, lkey,
+                           rslot + s->slot, s->rkey, signaled);
+  case VERBS_OP_SEND:
+    return verbs_post_send(s->qp[q], wr_id, laddr(s, q, 1), len, lkey,
+                           signaled, inl);
+  }
+  return verbs_fail(VERBS_EINVAL, "unknown operation");
+}
+
+static enum verbs_code loop(struct verbs_side *s, const struct verbs_test *t,
+                            int send, int recv, volatile int *stop,
+                            struct verbs_outcome *o, struct peak *pk)
+{
+  uint64_t posted[VERBS_MAX_QPS] = {0}, done[VERBS_MAX_QPS] = {0};
+  uint64_t since_sig[VERBS_MAX_QPS] = {0};
+  uint64_t target = t->iters;            /* per QP; 0 = by duration */
+  uint64_t expect_recv = t->iters * (uint64_t)s->nqp;
+  uint64_t timeout_ns = (uint64_t)(t->timeout_s * 1e9);
+  uint64_t now, deadline = 0, last_progress, dur_ns;
+  int cq_mod = t->cq_mod < 1 ? 1 : t->cq_mod;
+  int posting = send, spins = 0;
+  double cpu0 = thread_cpu_s();
+  struct ibv_wc wc[32];
+  enum verbs_code rc = VERBS_OK;
+
+  if(cq_mod > t->tx_depth)
+    cq_mod = t->tx_depth;
+  dur_ns = (uint64_t)(t->duration_s * 1e9);
+  now = strata_now_ns();
+  o->t_first_ns = now;
+  o->t_last_ns = now;
+  last_progress = now;
+  if(!target)
+    deadline = now + dur_ns;
+  if(!send && !recv) {
+    /* passive far end of WRITE/READ: nothing to poll; do not take a CPU
+     * from the NIC (software RoCE runs on the same cores) */
+    while(!*stop && !strata_stop_flag)
+      usleep(1000);
+    o->cpu_s = thread_cpu_s() - cpu0;
+    return VERBS_OK;
+  }
+  if(send)
+    peak_add(pk, now, 0);
+
+  for(;;) {
+    int busy = 0;
+    if(posting) {
+      int more = 0;
+      for(int q = 0; q < s->nqp; q++) {
+        while(posted[q] - done[q] < (uint64_t)t->tx_depth &&
+              (!target || posted[q] < target)) {
+          int sig;
+          since_sig[q]++;
+          sig = since_sig[q] >= (uint64_t)cq_mod ||
+                (target && posted[q] + 1 == target);
+          rc = post_one(s, t, q, (since_sig[q] << 16) | (uint64_t)q, sig);
+          if(rc)
+            return rc;
+          if(sig)
+            since_sig[q] = 0;
+          posted[q]++;
+          busy = 1;
+        }
+        if(!target || posted[q] < target)
+          more = 1;
+      }
+      if(!more)
+        posting = 0;
+    }
+    if(send) {
+      int n = ibv_poll_cq(s->scq, 32, wc);
+      if(n < 0)
+        return verbs_fail(VERBS_ESYS, "ibv_poll_cq (send): %d", n);
+      if(n > 0) {
+        now = strata_now_ns();
+        for(int i = 0; i < n; i++) {
+          int q = (int)(wc[i].wr_id & 0xffff);
+          uint64_t cnt = wc[i].wr_id >> 16;
+          rc = verbs_wc_check(&wc[i], t->op == VERBS_OP_READ ? "RDMA READ"
+                              : t->op == VERBS_OP_WRITE ? "RDMA WRITE"
+                              : "SEND");
+          if(rc)
+            return rc;
+          done[q] += cnt;
+          o->msgs += cnt;
+        }
+        o->t_last_ns = now;
+        last_progress = now;
+        peak_add(pk, now, o->msgs * t->size);
+        busy = 1;
+      }
+    }
+    if(recv) {
+      int n = ibv_poll_cq(s->rcq, 32, wc);
+      if(n < 0)
+        return verbs_fail(VERBS_ESYS, "ibv_poll_cq (recv): %d", n);
+      for(int i = 0; i < n; i++) {
+        int q = (int)wc[i].wr_id;
+        rc = verbs_wc_check(&wc[i], "RECV");
+        if(rc)
+          return rc;
+        o->recvs++;
+        rc = verbs_post_recv(s->qp[q], (uint64_t)q, laddr(s, q, 0),
+                             (uint32_t)t->size, s->buf.mr->lkey);
+        if(rc)
+          return rc;
+      }
+      if(n > 0) {
+        last_progress = strata_now_ns();
+        busy = 1;
+      }
+    }
+
+    /* done? */
+    {
+      int send_done = 1, recv_done = 1;
+      if(send) {
+        if(posting)
+          send_done = 0;
+        else
+          for(int q = 0; q < s->nqp; q++)
+            if(done[q] + since_sig[q] < posted[q]) {
+              send_done = 0;
+              break;
+            }
+      }
+      if(recv)
+        recv_done = (target && o->recvs >= expect_recv) || *stop;
+      if(send_done && recv_done)
+        break;
+      if(!send && !recv && *stop)
+        break;
+    }
+    if(busy && (++spins & 63))
+      continue;
+    now = strata_now_ns();
+    if(posting && deadline && now >= deadline)
+      posting = 0;
+    if(strata_stop_flag)
+      return verbs_fail(VERBS_ESTOPPED, "interrupted");
+    if(timeout_ns && now - last_progress > timeout_ns &&
+       (send || (target && !*stop))) {
+      uint64_t p = 0, d = 0;
+      for(int q = 0; q < s->nqp; q++) {
+        p += posted[q];
+        d += done[q];
+      }
+      return verbs_fail(VERBS_ETIMEDOUT, "no completion for %.1f s "
+                        "(posted %llu, completed %llu, received %llu)",
+                        t->timeout_s, (unsigned long long)p,
+                        (unsigned long long)d,
+                        (unsigned long long)o->recvs);
+    }
+  }
+  o->bytes = o->msgs * t->size;
+  o->cpu_s = thread_cpu_s() - cpu0;
+  return VERBS_OK;
+}
+
+enum verbs_code bw_loop(struct verbs_side *s, const struct verbs_test *t,
+                        int send, int recv, volatile int *stop,
+                        struct verbs_outcome *o)
+{
+  struct peak pk;
+  enum verbs_code rc;
+  memset(&pk, 0, sizeof(pk));
+  rc = loop(s, t, send, recv, stop, o, &pk);
+  o->peak_gbps = peak_gbps(&pk);
+  return rc;
+}

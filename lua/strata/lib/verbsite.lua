@@ -1,0 +1,124 @@
+-- strata.lib.verbsite: what the verbs specs (R1-R6) read from the site
+-- file, in one place: the local device, the peer agent and its token, the
+-- line rate, the run length, and which counters are errors.
+--
+-- site.rdma:
+--   device, port, gid_index     the device the tests use (default: first)
+--   devices: [{device:, port:}] R1: every expected port (default: all)
+--   line_rate_gbps              expected line rate (default: inventory)
+--   max_lat_us                  R3 target (median)
+--   peer: <name>                a key of site.peers (absent: loopback)
+--   bw_iters | bw_duration_s    per cell (default 5000 iterations)
+--   lat_iters                   per cell (default 1000)
+--   tx_depth, max_buffer_mb, bw_sizes, bw_qps (restrict R2's matrix)
+-- site.peers.<name>: host, port (18515), device, ib_port, gid_index,
+--   token_env (a variable holding the token) or token_file.
+local M = {}
+
+local function rdma(site) return (site and site.rdma) or {} end
+
+-- Options naming this host's device for verbs.bw / verbs.lat.
+function M.local_opts(site)
+  local r = rdma(site)
+  local gid = r.gid_index
+  if gid == "auto" then gid = nil end
+  return { device = r.device, port = r.port, gid_index = gid }
+end
+
+-- The peer table for verbs.bw{peer=...}, or nil for loopback.  Raises
+-- (an ERROR naming the key) when the site names a peer it does not define
+-- or the token cannot be found; the token never enters a result.
+function M.peer(site)
+  local name = rdma(site).peer
+  if not name then return nil end
+  local p = site.peers and site.peers[name]
+  if type(p) ~= "table" then
+    error(("site.rdma.peer names '%s' but site.peers.%s is not defined")
+          :format(name, name), 0)
+  end
+  if not p.host then error(("site.peers.%s.host is missing"):format(name), 0) end
+  local token
+  if p.token_env then
+    token = os.getenv(p.token_env)
+    if not token or token == "" then
+      error(("site.peers.%s.token_env: variable %s is not set")
+            :format(name, p.token_env), 0)
+    end
+  elseif p.token_file then
+    local f = io.open(p.token_file, "r")
+    if not f then
+      error(("site.peers.%s.token_file: cannot read %s")
+            :format(name, p.token_file), 0)
+    end
+    token = (f:read("l") or ""):match("^%s*(.-)%s*$")
+    f:close()
+  end
+  if not token or token == "" then
+    error(("site.peers.%s: no token (token_env or token_file)"):format(name), 0)
+  end
+  local gid = p.gid_index
+  if gid == "auto" then gid = nil end
+  return { host = p.host, port = p.port, token = token, device = p.device,
+           ib_port = p.ib_port, gid_index = gid, timeout = p.timeout },
+         name
+end
+
+-- Run length for verbs.bw: iterations or a duration.
+function M.bw_len(site, size)
+  local r = rdma(site)
+  if r.bw_duration_s then return { duration = r.bw_duration_s } end
+  return { iters = r.bw_iters or 5000 }
+end
+
+function M.max_buffer(site)
+  local mb = rdma(site).max_buffer_mb
+  return mb and math.floor(mb * 1048576) or nil
+end
+
+-- The expected line rate: the site's, else the port's from inventory.
+function M.line_rate(site, verbs)
+  local r = rdma(site)
+  if r.line_rate_gbps then return r.line_rate_gbps, "site.rdma.line_rate_gbps" end
+  local inv = verbs.inventory(r.device)
+  local port = r.port or 1
+  for _, d in ipairs(inv) do
+    local p = d.ports and d.ports[port]
+    if p and p.rate_gbps and p.rate_gbps > 0 then
+      return p.rate_gbps, ("inventory: %s port %d %s"):format(d.name, port,
+                                                              p.rate or "")
+    end
+  end
+  return nil
+end
+
+-- Is a port counter an error counter?  Names across mlx5, irdma, bnxt,
+-- rxe: *_err, *_errors, sequence and ack-timeout errors, out-of-order,
+-- duplicates, discards, link downs.  Congestion counters (CNP/ECN) are
+-- not errors (R7 reads them).
+function M.is_error_counter(name)
+  if name:find("cnp") or name:find("ecn") then return false end
+  for _, pat in ipairs { "err", "seq", "timeout", "out_of", "duplicate",
+                         "discard", "drop", "link_downed", "nak", "retry",
+                         "integrity", "symbol" } do
+    if name:find(pat, 1, true) then return true end
+  end
+  return false
+end
+
+-- Only error counters of a {name = delta} table, prefixed for metrics.
+function M.error_deltas(counters, prefix)
+  local out = {}
+  for k, v in pairs(counters or {}) do
+    if M.is_error_counter(k) then out[(prefix or "") .. k] = v end
+  end
+  return out
+end
+
+-- Skip a matrix cell that the site's list leaves out.
+function M.in_list(list, v)
+  if not list then return true end
+  for _, x in ipairs(list) do if x == v then return true end end
+  return false
+end
+
+return M

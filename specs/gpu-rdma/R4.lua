@@ -1,0 +1,62 @@
+-- RUNBOOK R4: RDMA WRITE bandwidth from GPU memory (ib_write_bw
+-- --use_cuda), same sizes and QP counts as R2, judged against R2's host
+-- figure for the same cell; the sheet's table is size | QPs | host | GPU |
+-- diff %.  GPU memory is exported by the cuda family as a dma-buf and
+-- registered with ibv_reg_dmabuf_mr; where CUDA, a GPU or dma-buf
+-- registration is absent the cell is SKIP with the exact reason.
+local verbs = require "strata.verbs"
+local vs = require "strata.lib.verbsite"
+
+local KiB, MiB, GiB = 1024, 1048576, 1073741824
+
+test {
+  id = "R4", layer = "gpu-rdma", title = "GPU-memory RDMA WRITE bandwidth vs host (R2)",
+  needs = { "R1" },
+  tags = { "rdma", "bandwidth", "gpudirect" },
+  timeout = 300,
+  matrix = {
+    size = { 4 * KiB, 64 * KiB, MiB, 8 * MiB, 64 * MiB, 256 * MiB, GiB },
+    qps = { 1, 2, 4, 8, 16, 32 },
+    order = { "size", "qps" },
+  },
+  headline = "bw_gbps",
+  units = { bw_gbps = "Gbit/s", host_bw_gbps = "Gbit/s", diff_pct = "%" },
+  criteria = { bw_gbps = { min = "0.9 * R2.bw_gbps" } },
+  run = function(t)
+    local r = t.site.rdma or {}
+    local size, qps = t.cell.size, t.cell.qps
+    if not vs.in_list(r.bw_sizes, size) then
+      t.skip(("size %d is not in site.rdma.bw_sizes"):format(size))
+    end
+    if not vs.in_list(r.bw_qps, qps) then
+      t.skip(("%d QPs is not in site.rdma.bw_qps"):format(qps))
+    end
+    local ok, cuda = pcall(require, "strata.cuda")
+    if not ok or not cuda.built() then
+      t.skip("GPU memory: strata was built without CUDA")
+    end
+    local avail, why = cuda.available()
+    if not avail then t.skip("GPU memory: " .. tostring(why)) end
+    local o = vs.local_opts(t.site)
+    o.op, o.size, o.qps = "write", size, qps
+    o.tx_depth = r.tx_depth
+    o.max_buffer = vs.max_buffer(t.site)
+    o.peer = vs.peer(t.site)
+    for k, v in pairs(vs.bw_len(t.site, size)) do o[k] = v end
+    local buf <close> = cuda.alloc { device = r.gpu or 0,
+      size = verbs.buffer_bytes { size = size, qps = qps,
+                                  max_buffer = o.max_buffer } }
+    o.memory, o.dmabuf = "cuda", buf:dmabuf()
+    local res = verbs.bw(o)
+    local host = t.result("R2")
+    local hb = host and host.bw_gbps
+    local diff = hb and hb > 0 and 100 * (res.bw_gbps - hb) / hb or nil
+    t.table("Host vs GPU", { "size", "QPs", "host Gbit/s", "GPU Gbit/s",
+      "diff %" }, { { size, qps, hb or "", res.bw_gbps, diff or "" } })
+    return {
+      bw_gbps = res.bw_gbps, peak_gbps = res.peak_gbps, host_bw_gbps = hb,
+      diff_pct = diff, cpu_pct = res.cpu_pct, msg_rate_mpps = res.msg_rate_mpps,
+      counters = res.counters,
+    }
+  end,
+}

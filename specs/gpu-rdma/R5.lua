@@ -1,0 +1,37 @@
+-- RUNBOOK R5: RDMA latency with GPU memory.  WRITE ping-pong spins on the
+-- receive buffer, which the CPU cannot do on GPU memory, so R5 measures
+-- RDMA READ into GPU memory (a full READ per sample) and SEND/RECV; PASS:
+-- a stable tail (p99 / median within site.rdma.max_tail_ratio).
+local verbs = require "strata.verbs"
+local vs = require "strata.lib.verbsite"
+
+test {
+  id = "R5", layer = "gpu-rdma", title = "GPU-memory RDMA READ latency",
+  needs = { "R1" },
+  tags = { "rdma", "latency", "gpudirect" },
+  timeout = 120,
+  matrix = { size = { 2, 4096 } },
+  headline = "median_us",
+  criteria = { tail_ratio = { max = "site.rdma.max_tail_ratio" } },
+  run = function(t)
+    local r = t.site.rdma or {}
+    local ok, cuda = pcall(require, "strata.cuda")
+    if not ok or not cuda.built() then
+      t.skip("GPU memory: strata was built without CUDA")
+    end
+    local avail, why = cuda.available()
+    if not avail then t.skip("GPU memory: " .. tostring(why)) end
+    local o = vs.local_opts(t.site)
+    o.op, o.size, o.iters = "read", t.cell.size, r.lat_iters or 1000
+    o.peer = vs.peer(t.site)
+    local buf <close> = cuda.alloc { device = r.gpu or 0,
+      size = verbs.buffer_bytes { size = t.cell.size, qps = 1 } }
+    o.memory, o.dmabuf = "cuda", buf:dmabuf()
+    local res = verbs.lat(o)
+    return {
+      min_us = res.min_us, median_us = res.median_us, mean_us = res.mean_us,
+      p99_us = res.p99_us, p999_us = res.p999_us, max_us = res.max_us,
+      tail_ratio = res.p99_us / res.median_us, counters = res.counters,
+    }
+  end,
+}
