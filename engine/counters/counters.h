@@ -87,43 +87,44 @@ int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
 
 /* --- Prometheus text exposition format ------------------------------ */
 
-struct prom_label {
+struct ctr_prom_label {
   char *name, *value;
 };
-struct prom_sample {
+struct ctr_prom_sample {
   char *name;
-  struct prom_label *labels;
+  struct ctr_prom_label *labels;
   size_t nlabels;
   double value;
   int has_ts;
   int64_t ts_ms;
-  long family;  /* index in prom_doc.fams, or -1 */
+  long family;  /* index in ctr_prom_doc.fams, or -1 */
 };
-struct prom_family {
+struct ctr_prom_family {
   char *name, *type, *help;  /* type/help may be NULL */
 };
-struct prom_doc {
-  struct prom_sample *s;
+struct ctr_prom_doc {
+  struct ctr_prom_sample *s;
   size_t n, cap;
-  struct prom_family *fams;
+  struct ctr_prom_family *fams;
   size_t nfam, famcap;
 };
 
 /* Parse text[0..len).  On malformed input returns -1 and writes
  * "line N: <what>" into err; doc then holds what came before (free it). */
-int prom_parse(const char *text, size_t len, struct prom_doc *doc,
+int ctr_prom_parse(const char *text, size_t len, struct ctr_prom_doc *doc,
                char *err, size_t errlen);
-void prom_doc_free(struct prom_doc *doc);
+void ctr_prom_doc_free(struct ctr_prom_doc *doc);
 /* "name{a=\"x\",b=\"y\"}" with labels sorted by name and values escaped;
  * returns the length it needs (like snprintf). */
-size_t prom_key(const struct prom_sample *s, char *buf, size_t len);
+size_t ctr_prom_key(const struct ctr_prom_sample *s, char *buf, size_t len);
 /* Counter-like (counter, histogram, summary, or an untyped name ending in
  * _total/_sum/_count/_bucket)? */
-int prom_is_counter(const struct prom_doc *d, const struct prom_sample *s);
+int ctr_prom_is_counter(const struct ctr_prom_doc *d,
+                        const struct ctr_prom_sample *s);
 
 /* --- HTTP GET (libcurl) --------------------------------------------- */
 
-struct http_req {
+struct ctr_http_req {
   const char *url;
   double timeout_s;       /* whole transfer, connect included */
   const char *bearer;     /* token or NULL; never copied into messages */
@@ -135,14 +136,14 @@ struct http_req {
 /* GET; *body malloc'd (NUL ended).  On failure -1 and err holds
  * "<step>: <detail>" (step: url, resolve, connect, tls, response,
  * status, body).  An HTTP status >= 400 is a failure unless any_status. */
-int http_get(const struct http_req *r, char **body, size_t *len,
+int ctr_http_get(const struct ctr_http_req *r, char **body, size_t *len,
              long *status, char *err, size_t errlen);
 /* url without "user:password@" into out. */
-void http_safe_url(const char *url, char *out, size_t len);
+void ctr_http_safe_url(const char *url, char *out, size_t len);
 
 /* Scrape url and add prom.<src>.<key> for samples whose name matches one
  * of the fnmatch patterns (none = all).  -1 with err on failure. */
-int prom_scrape_into(const struct http_req *r, const char *src,
+int ctr_prom_scrape_into(const struct ctr_http_req *r, const char *src,
                      char *const *match, size_t nmatch, struct ctr_set *s,
                      char *err, size_t errlen);
 
