@@ -87,44 +87,43 @@ int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
 
 /* --- Prometheus text exposition format ------------------------------ */
 
-struct ctr_prom_label {
+struct prom_label {
   char *name, *value;
 };
-struct ctr_prom_sample {
+struct prom_sample {
   char *name;
-  struct ctr_prom_label *labels;
+  struct prom_label *labels;
   size_t nlabels;
   double value;
   int has_ts;
   int64_t ts_ms;
-  long family;  /* index in ctr_prom_doc.fams, or -1 */
+  long family;  /* index in prom_doc.fams, or -1 */
 };
-struct ctr_prom_family {
+struct prom_family {
   char *name, *type, *help;  /* type/help may be NULL */
 };
-struct ctr_prom_doc {
-  struct ctr_prom_sample *s;
+struct prom_doc {
+  struct prom_sample *s;
   size_t n, cap;
-  struct ctr_prom_family *fams;
+  struct prom_family *fams;
   size_t nfam, famcap;
 };
 
 /* Parse text[0..len).  On malformed input returns -1 and writes
  * "line N: <what>" into err; doc then holds what came before (free it). */
-int ctr_prom_parse(const char *text, size_t len, struct ctr_prom_doc *doc,
+int prom_parse(const char *text, size_t len, struct prom_doc *doc,
                char *err, size_t errlen);
-void ctr_prom_doc_free(struct ctr_prom_doc *doc);
+void prom_doc_free(struct prom_doc *doc);
 /* "name{a=\"x\",b=\"y\"}" with labels sorted by name and values escaped;
  * returns the length it needs (like snprintf). */
-size_t ctr_prom_key(const struct ctr_prom_sample *s, char *buf, size_t len);
+size_t prom_key(const struct prom_sample *s, char *buf, size_t len);
 /* Counter-like (counter, histogram, summary, or an untyped name ending in
  * _total/_sum/_count/_bucket)? */
-int ctr_prom_is_counter(const struct ctr_prom_doc *d,
-                        const struct ctr_prom_sample *s);
+int prom_is_counter(const struct prom_doc *d, const struct prom_sample *s);
 
 /* --- HTTP GET (libcurl) --------------------------------------------- */
 
-struct ctr_http_req {
+struct http_req {
   const char *url;
   double timeout_s;       /* whole transfer, connect included */
   const char *bearer;     /* token or NULL; never copied into messages */
@@ -136,14 +135,14 @@ struct ctr_http_req {
 /* GET; *body malloc'd (NUL ended).  On failure -1 and err holds
  * "<step>: <detail>" (step: url, resolve, connect, tls, response,
  * status, body).  An HTTP status >= 400 is a failure unless any_status. */
-int ctr_http_get(const struct ctr_http_req *r, char **body, size_t *len,
+int http_get(const struct http_req *r, char **body, size_t *len,
              long *status, char *err, size_t errlen);
 /* url without "user:password@" into out. */
-void ctr_http_safe_url(const char *url, char *out, size_t len);
+void http_safe_url(const char *url, char *out, size_t len);
 
 /* Scrape url and add prom.<src>.<key> for samples whose name matches one
  * of the fnmatch patterns (none = all).  -1 with err on failure. */
-int ctr_prom_scrape_into(const struct ctr_http_req *r, const char *src,
+int prom_scrape_into(const struct http_req *r, const char *src,
                      char *const *match, size_t nmatch, struct ctr_set *s,
                      char *err, size_t errlen);
 

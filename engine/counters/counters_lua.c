@@ -87,12 +87,12 @@ static char **opt_ifaces(lua_State *L, int idx, const char *fn, unsigned *src)
 
 /* --- Sample tables --------------------------------------------------- */
 
-static void push_samples(lua_State *L, const struct ctr_prom_doc *d)
+static void push_samples(lua_State *L, const struct prom_doc *d)
 {
   lua_createtable(L, (int)d->n, 0);
   for(size_t i = 0; i < d->n; i++) {
-    const struct ctr_prom_sample *s = &d->s[i];
-    const struct ctr_prom_family *f = s->family >= 0 ? &d->fams[s->family]
+    const struct prom_sample *s = &d->s[i];
+    const struct prom_family *f = s->family >= 0 ? &d->fams[s->family]
                                                  : NULL;
     lua_createtable(L, 0, 6);
     strata_set_str(L, "name", s->name);
@@ -115,14 +115,14 @@ static int l_prometheus_parse(lua_State *L)
 {
   size_t len;
   const char *text = luaL_checklstring(L, 1, &len);
-  struct ctr_prom_doc d;
+  struct prom_doc d;
   char err[300];
-  if(ctr_prom_parse(text, len, &d, err, sizeof(err))) {
-    ctr_prom_doc_free(&d);
+  if(prom_parse(text, len, &d, err, sizeof(err))) {
+    prom_doc_free(&d);
     return luaL_error(L, "counters.prometheus_parse: %s", err);
   }
   push_samples(L, &d);
-  ctr_prom_doc_free(&d);
+  prom_doc_free(&d);
   return 1;
 }
 
@@ -142,7 +142,7 @@ static const char *opt_bearer(lua_State *L, int idx, const char *fn,
 }
 
 static void http_opts(lua_State *L, int idx, const char *fn,
-                      struct ctr_http_req *r, const char *url)
+                      struct http_req *r, const char *url)
 {
   r->url = url;
   r->timeout_s = strata_opt_num(L, idx, fn, "timeout", 10);
@@ -152,13 +152,13 @@ static void http_opts(lua_State *L, int idx, const char *fn,
   r->max_bytes = (size_t)strata_opt_int(L, idx, fn, "max_bytes", 0);
 }
 
-static int fetch(lua_State *L, const char *fn, struct ctr_http_req *r,
+static int fetch(lua_State *L, const char *fn, struct http_req *r,
                  char **body, size_t *len)
 {
   char err[1024], safe[512];
   long status;
-  if(ctr_http_get(r, body, len, &status, err, sizeof(err))) {
-    ctr_http_safe_url(r->url, safe, sizeof(safe));
+  if(http_get(r, body, len, &status, err, sizeof(err))) {
+    http_safe_url(r->url, safe, sizeof(safe));
     return luaL_error(L, "%s: %s: %s", fn, safe, err);
   }
   return 0;
@@ -170,8 +170,8 @@ static int l_prometheus_scrape(lua_State *L)
     "url", "timeout", "bearer_env", "ca_bundle", "max_bytes", NULL
   };
   const char *fn = "counters.prometheus_scrape";
-  struct ctr_http_req r = { 0 };
-  struct ctr_prom_doc d;
+  struct http_req r = { 0 };
+  struct prom_doc d;
   char *body, err[300], safe[512];
   size_t len;
   const char *url;
@@ -183,15 +183,15 @@ static int l_prometheus_scrape(lua_State *L)
   http_opts(L, 1, fn, &r, url);
   r.bearer = opt_bearer(L, 1, fn, url);
   fetch(L, fn, &r, &body, &len);
-  if(ctr_prom_parse(body, len, &d, err, sizeof(err))) {
+  if(prom_parse(body, len, &d, err, sizeof(err))) {
     free(body);
-    ctr_prom_doc_free(&d);
-    ctr_http_safe_url(url, safe, sizeof(safe));
+    prom_doc_free(&d);
+    http_safe_url(url, safe, sizeof(safe));
     return luaL_error(L, "%s: %s: parse: %s", fn, safe, err);
   }
   free(body);
   push_samples(L, &d);
-  ctr_prom_doc_free(&d);
+  prom_doc_free(&d);
   return 1;
 }
 
@@ -277,7 +277,7 @@ static int l_prometheus_query(lua_State *L)
     "max_bytes", NULL
   };
   const char *fn = "counters.prometheus_query";
-  struct ctr_http_req r = { 0 };
+  struct http_req r = { 0 };
   const char *base, *query, *type;
   char *esc, *body, safe[512];
   double tm;
@@ -310,11 +310,11 @@ static int l_prometheus_query(lua_State *L)
   http_opts(L, 1, fn, &r, lua_tostring(L, -1));
   r.bearer = opt_bearer(L, 1, fn, base);
   r.any_status = 1;  /* Prometheus explains a bad query in a JSON 400 */
-  ctr_http_safe_url(base, safe, sizeof(safe));
+  http_safe_url(base, safe, sizeof(safe));
   {
     char err[1024];
     long status;
-    if(ctr_http_get(&r, &body, &len, &status, err, sizeof(err)))
+    if(http_get(&r, &body, &len, &status, err, sizeof(err)))
       return luaL_error(L, "%s: %s: %s", fn, safe, err);
     lua_pushlstring(L, body, len);  /* so a raise cannot leak the body */
     free(body);

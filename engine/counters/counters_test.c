@@ -35,12 +35,12 @@ static char *slurp(const char *rel, size_t *len)
   return buf;
 }
 
-static const struct ctr_prom_sample *find(const struct ctr_prom_doc *d,
+static const struct prom_sample *find(const struct prom_doc *d,
                                       const char *key)
 {
   char k[1024];
   for(size_t i = 0; i < d->n; i++) {
-    ctr_prom_key(&d->s[i], k, sizeof(k));
+    prom_key(&d->s[i], k, sizeof(k));
     if(!strcmp(k, key))
       return &d->s[i];
   }
@@ -48,8 +48,8 @@ static const struct ctr_prom_sample *find(const struct ctr_prom_doc *d,
   return NULL;
 }
 
-static const char *ftype(const struct ctr_prom_doc *d,
-                         const struct ctr_prom_sample *s)
+static const char *ftype(const struct prom_doc *d,
+                         const struct prom_sample *s)
 {
   return s && s->family >= 0 && d->fams[s->family].type
          ? d->fams[s->family].type : "";
@@ -59,9 +59,9 @@ static void test_prom_tricky(void)
 {
   size_t len;
   char *t = slurp("prom/tricky.txt", &len), err[256];
-  struct ctr_prom_doc d;
-  const struct ctr_prom_sample *s;
-  int rc = ctr_prom_parse(t, len, &d, err, sizeof(err));
+  struct prom_doc d;
+  const struct prom_sample *s;
+  int rc = prom_parse(t, len, &d, err, sizeof(err));
   CHECK(rc == 0);
   if(rc)
     fprintf(stderr, "tricky: %s\n", err);
@@ -80,7 +80,7 @@ static void test_prom_tricky(void)
   CHECK(s->nlabels == 2 &&
         !strcmp(s->labels[1].value, "Cannot find file:\n\"FILE.TXT\""));
   CHECK(NEAR(s->value, 1.458255915e9) && !strcmp(ftype(&d, s), "gauge"));
-  CHECK(!ctr_prom_is_counter(&d, s));
+  CHECK(!prom_is_counter(&d, s));
   s = find(&d, "something_weird{problem=\"division by zero\"}");
   CHECK(s && isinf(s->value) && s->value > 0 && s->ts_ms == -3982045);
   s = find(&d, "negative_infinity");
@@ -91,22 +91,22 @@ static void test_prom_tricky(void)
   CHECK(s && NEAR(s->value, 1e-3));
   s = find(&d, "http_request_duration_seconds_bucket{le=\"+Inf\"}");
   CHECK(s && s->value == 144320 && !strcmp(ftype(&d, s), "histogram"));
-  CHECK(s && ctr_prom_is_counter(&d, s));
+  CHECK(s && prom_is_counter(&d, s));
   s = find(&d, "rpc_duration_seconds{quantile=\"0.99\"}");
-  CHECK(s && !strcmp(ftype(&d, s), "summary") && !ctr_prom_is_counter(&d, s));
+  CHECK(s && !strcmp(ftype(&d, s), "summary") && !prom_is_counter(&d, s));
   s = find(&d, "rpc_duration_seconds_count");
-  CHECK(s && s->value == 2693 && ctr_prom_is_counter(&d, s));
+  CHECK(s && s->value == 2693 && prom_is_counter(&d, s));
   s = find(&d, "indented_sample{a=\"b\"}");
   CHECK(s && s->value == 5);
   {
     /* the key escapes what the parser unescaped */
     char k[256];
-    ctr_prom_key(&d.s[3], k, sizeof(k));
+    prom_key(&d.s[3], k, sizeof(k));
     CHECK(strstr(k, "path=\"C:\\\\DIR\\\\FILE.TXT\"") != NULL);
     CHECK(strstr(k, "file:\\n\\\"FILE") != NULL);
-    CHECK(ctr_prom_key(&d.s[3], k, 8) > 8 && strlen(k) == 7);
+    CHECK(prom_key(&d.s[3], k, 8) > 8 && strlen(k) == 7);
   }
-  ctr_prom_doc_free(&d);
+  prom_doc_free(&d);
   free(t);
 }
 
@@ -114,21 +114,21 @@ static void test_prom_ceph(void)
 {
   size_t len;
   char *t = slurp("prom/ceph-mgr-16.2.15.txt", &len), err[256];
-  struct ctr_prom_doc d;
-  const struct ctr_prom_sample *s;
-  CHECK(ctr_prom_parse(t, len, &d, err, sizeof(err)) == 0);
+  struct prom_doc d;
+  const struct prom_sample *s;
+  CHECK(prom_parse(t, len, &d, err, sizeof(err)) == 0);
   CHECK(d.n == 581 && d.nfam == 299);  /* 304 TYPE lines, 5 repeated */
   s = find(&d, "ceph_rgw_req{instance_id=\"4114\"}");
   CHECK(s && s->value == 1 && !strcmp(ftype(&d, s), "counter"));
   s = find(&d, "ceph_osd_op_r_latency_count{ceph_daemon=\"osd.0\"}");
-  CHECK(s && s->value == 292 && ctr_prom_is_counter(&d, s));
+  CHECK(s && s->value == 292 && prom_is_counter(&d, s));
   for(size_t i = 0; i < d.n; i++)
     if(!strcmp(d.s[i].name, "ceph_rgw_metadata")) {
       CHECK(d.s[i].nlabels == 4 && strstr(d.s[i].labels[2].value,
                                           "pacific (stable)"));
       CHECK(!strcmp(ftype(&d, &d.s[i]), "untyped"));
     }
-  ctr_prom_doc_free(&d);
+  prom_doc_free(&d);
   free(t);
 }
 
@@ -152,35 +152,35 @@ static void test_prom_errors(void)
   for(size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     size_t len;
     char *t = slurp(bad[i].file, &len), err[256] = "";
-    struct ctr_prom_doc d;
-    int rc = ctr_prom_parse(t, len, &d, err, sizeof(err));
+    struct prom_doc d;
+    int rc = prom_parse(t, len, &d, err, sizeof(err));
     CHECK(rc == -1);
     if(strncmp(err, bad[i].want, strlen(bad[i].want))) {
       failures++;
       fprintf(stderr, "%s: got '%s', want '%s'\n", bad[i].file, err,
               bad[i].want);
     }
-    ctr_prom_doc_free(&d);
+    prom_doc_free(&d);
     free(t);
   }
   {
     size_t len;
     char *t = slurp("prom/crlf.txt", &len), err[256];
-    struct ctr_prom_doc d;
-    CHECK(ctr_prom_parse(t, len, &d, err, sizeof(err)) == 0 && d.n == 2);
+    struct prom_doc d;
+    CHECK(prom_parse(t, len, &d, err, sizeof(err)) == 0 && d.n == 2);
     CHECK(d.n == 2 && d.s[1].value == 3 && !strcmp(ftype(&d, &d.s[1]),
                                                    "gauge"));
-    ctr_prom_doc_free(&d);
+    prom_doc_free(&d);
     free(t);
   }
   {
-    struct ctr_prom_doc d;
+    struct prom_doc d;
     char err[256];
-    CHECK(ctr_prom_parse("a 1\nb\0 2\n", 9, &d, err, sizeof(err)) == -1);
+    CHECK(prom_parse("a 1\nb\0 2\n", 9, &d, err, sizeof(err)) == -1);
     CHECK(!strncmp(err, "line 2: NUL", 11));
-    ctr_prom_doc_free(&d);
-    CHECK(ctr_prom_parse("", 0, &d, err, sizeof(err)) == 0 && d.n == 0);
-    ctr_prom_doc_free(&d);
+    prom_doc_free(&d);
+    CHECK(prom_parse("", 0, &d, err, sizeof(err)) == 0 && d.n == 0);
+    prom_doc_free(&d);
   }
 }
 
@@ -294,10 +294,10 @@ static void test_math(void)
   CHECK(isnan(ctr_rate(1, 2, 0)));
   {
     char out[128];
-    ctr_http_safe_url("http://user:s3cret@host:9283/metrics?x=1", out,
+    http_safe_url("http://user:s3cret@host:9283/metrics?x=1", out,
                   sizeof(out));
     CHECK(!strcmp(out, "http://host:9283/metrics?x=1"));
-    ctr_http_safe_url("https://host/a@b", out, sizeof(out));
+    http_safe_url("https://host/a@b", out, sizeof(out));
     CHECK(!strcmp(out, "https://host/a@b"));
   }
 }

@@ -104,7 +104,7 @@ static int parse_value(const char *tok, double *v)
   return (*e || e == tok) ? -1 : 0;
 }
 
-static long find_family(const struct ctr_prom_doc *d, const char *name,
+static long find_family(const struct prom_doc *d, const char *name,
                         size_t n)
 {
   for(size_t i = d->nfam; i-- > 0;)
@@ -113,7 +113,7 @@ static long find_family(const struct ctr_prom_doc *d, const char *name,
   return -1;
 }
 
-static long family_of(const struct ctr_prom_doc *d, const char *name)
+static long family_of(const struct prom_doc *d, const char *name)
 {
   static const char *const sfx[] = {
     "_bucket", "_sum", "_count", "_total", "_created", "_gsum", "_gcount",
@@ -134,16 +134,15 @@ static long family_of(const struct ctr_prom_doc *d, const char *name)
   return -1;
 }
 
-static struct ctr_prom_family *family_get(struct ctr_prom_doc *d,
-                                          const char *name)
+static struct prom_family *family_get(struct prom_doc *d, const char *name)
 {
   long f = find_family(d, name, strlen(name));
-  struct ctr_prom_family *fam;
+  struct prom_family *fam;
   if(f >= 0)
     return &d->fams[f];
   if(d->nfam == d->famcap) {
     size_t cap = d->famcap ? d->famcap * 2 : 32;
-    struct ctr_prom_family *nf = realloc(d->fams, cap * sizeof(*nf));
+    struct prom_family *nf = realloc(d->fams, cap * sizeof(*nf));
     if(!nf)
       return NULL;
     d->fams = nf;
@@ -176,11 +175,11 @@ static char *unescape_help(const char *s, size_t n)
   return out;
 }
 
-static int parse_comment(struct pp *x, struct ctr_prom_doc *d)
+static int parse_comment(struct pp *x, struct prom_doc *d)
 {
   char kw[8];
   char *name;
-  struct ctr_prom_family *fam;
+  struct prom_family *fam;
   x->p++;  /* '#' */
   skip_ws(x);
   if(x->end - x->p < 5 || (strncmp(x->p, "HELP ", 5) &&
@@ -233,12 +232,12 @@ static int parse_comment(struct pp *x, struct ctr_prom_doc *d)
   return 0;
 }
 
-static int parse_labels(struct pp *x, struct ctr_prom_sample *s)
+static int parse_labels(struct pp *x, struct prom_sample *s)
 {
   size_t cap = 0;
   x->p++;  /* '{' */
   for(;;) {
-    struct ctr_prom_label *l;
+    struct prom_label *l;
     char *val;
     size_t vn = 0;
     skip_ws(x);
@@ -248,7 +247,7 @@ static int parse_labels(struct pp *x, struct ctr_prom_sample *s)
     }
     if(s->nlabels == cap) {
       size_t nc = cap ? cap * 2 : 4;
-      struct ctr_prom_label *nl = realloc(s->labels, nc * sizeof(*nl));
+      struct prom_label *nl = realloc(s->labels, nc * sizeof(*nl));
       if(!nl)
         return perr(x, "out of memory");
       s->labels = nl;
@@ -309,7 +308,7 @@ static int parse_labels(struct pp *x, struct ctr_prom_sample *s)
   }
 }
 
-static void sample_free(struct ctr_prom_sample *s)
+static void sample_free(struct prom_sample *s)
 {
   for(size_t i = 0; i < s->nlabels; i++) {
     free(s->labels[i].name);
@@ -319,9 +318,9 @@ static void sample_free(struct ctr_prom_sample *s)
   free(s->name);
 }
 
-static int parse_sample(struct pp *x, struct ctr_prom_doc *d)
+static int parse_sample(struct pp *x, struct prom_doc *d)
 {
-  struct ctr_prom_sample s;
+  struct prom_sample s;
   char tok[64];
   memset(&s, 0, sizeof(s));
   s.name = take_name(x, 1);
@@ -361,7 +360,7 @@ static int parse_sample(struct pp *x, struct ctr_prom_doc *d)
   s.family = family_of(d, s.name);
   if(d->n == d->cap) {
     size_t cap = d->cap ? d->cap * 2 : 128;
-    struct ctr_prom_sample *ns = realloc(d->s, cap * sizeof(*ns));
+    struct prom_sample *ns = realloc(d->s, cap * sizeof(*ns));
     if(!ns) {
       perr(x, "out of memory");
       goto fail;
@@ -376,7 +375,7 @@ fail:
   return -1;
 }
 
-int ctr_prom_parse(const char *text, size_t len, struct ctr_prom_doc *doc,
+int prom_parse(const char *text, size_t len, struct prom_doc *doc,
                char *err, size_t errlen)
 {
   struct pp x = { 0 };
@@ -405,7 +404,7 @@ int ctr_prom_parse(const char *text, size_t len, struct ctr_prom_doc *doc,
   return 0;
 }
 
-void ctr_prom_doc_free(struct ctr_prom_doc *doc)
+void prom_doc_free(struct prom_doc *doc)
 {
   for(size_t i = 0; i < doc->n; i++)
     sample_free(&doc->s[i]);
@@ -421,13 +420,13 @@ void ctr_prom_doc_free(struct ctr_prom_doc *doc)
 
 static int label_cmp(const void *a, const void *b)
 {
-  const struct ctr_prom_label *const *x = a, *const *y = b;
+  const struct prom_label *const *x = a, *const *y = b;
   return strcmp((*x)->name, (*y)->name);
 }
 
-size_t ctr_prom_key(const struct ctr_prom_sample *s, char *buf, size_t len)
+size_t prom_key(const struct prom_sample *s, char *buf, size_t len)
 {
-  const struct ctr_prom_label *sorted[64];
+  const struct prom_label *sorted[64];
   size_t n = s->nlabels < 64 ? s->nlabels : 64, k = 0;
   char *o = buf;
 #define PUT(c) do { if(k + 1 < len) o[k] = (c); k++; } while(0)
@@ -471,8 +470,7 @@ static int ends_with(const char *s, const char *sfx)
   return n >= k && !strcmp(s + n - k, sfx);
 }
 
-int ctr_prom_is_counter(const struct ctr_prom_doc *d,
-                        const struct ctr_prom_sample *s)
+int prom_is_counter(const struct prom_doc *d, const struct prom_sample *s)
 {
   const char *t = s->family >= 0 ? d->fams[s->family].type : NULL;
   if(t && !strcmp(t, "gauge"))
@@ -518,7 +516,7 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
   return n;
 }
 
-void ctr_http_safe_url(const char *url, char *out, size_t len)
+void http_safe_url(const char *url, char *out, size_t len)
 {
   const char *scheme = strstr(url, "://");
   const char *host = scheme ? scheme + 3 : url;
@@ -556,7 +554,7 @@ static const char *curl_step(CURLcode rc, double connect_s)
   }
 }
 
-int ctr_http_get(const struct ctr_http_req *r, char **body, size_t *len,
+int http_get(const struct http_req *r, char **body, size_t *len,
              long *status, char *err, size_t errlen)
 {
   CURL *c = curl_easy_init();
@@ -640,19 +638,19 @@ out:
   return result;
 }
 
-int ctr_prom_scrape_into(const struct ctr_http_req *r, const char *src,
+int prom_scrape_into(const struct http_req *r, const char *src,
                      char *const *match, size_t nmatch, struct ctr_set *s,
                      char *err, size_t errlen)
 {
-  struct ctr_prom_doc d;
+  struct prom_doc d;
   char *body = NULL, perrbuf[256];
   size_t len;
   long status;
   int rc = -1;
 
-  if(ctr_http_get(r, &body, &len, &status, err, errlen))
+  if(http_get(r, &body, &len, &status, err, errlen))
     return -1;
-  if(ctr_prom_parse(body, len, &d, perrbuf, sizeof(perrbuf))) {
+  if(prom_parse(body, len, &d, perrbuf, sizeof(perrbuf))) {
     snprintf(err, errlen, "parse: %s", perrbuf);
     goto out;
   }
@@ -663,17 +661,17 @@ int ctr_prom_scrape_into(const struct ctr_http_req *r, const char *src,
       ok = fnmatch(match[m], d.s[i].name, 0) == 0;
     if(!ok)
       continue;
-    ctr_prom_key(&d.s[i], key, sizeof(key));
+    prom_key(&d.s[i], key, sizeof(key));
     snprintf(name, sizeof(name), "prom.%s.%s", src, key);
-    int kind = ctr_prom_is_counter(&d, &d.s[i]) ? CTR_COUNTER : CTR_GAUGE;
-    if(ctr_set_add(s, name, d.s[i].value, kind)) {
+    if(ctr_set_add(s, name, d.s[i].value,
+                   prom_is_counter(&d, &d.s[i]) ? CTR_COUNTER : CTR_GAUGE)) {
       snprintf(err, errlen, "parse: out of memory");
       goto out;
     }
   }
   rc = 0;
 out:
-  ctr_prom_doc_free(&d);
+  prom_doc_free(&d);
   free(body);
   return rc;
 }

@@ -99,14 +99,14 @@ static int scrape_all(struct ctr_sampler *s, char *err, size_t errlen)
   int rc = 0;
   for(size_t i = 0; i < s->o.nprom; i++) {
     struct ctr_prom_src *p = &s->prom[i];
-    struct ctr_http_req r = { p->url, p->timeout_s, p->bearer, p->ca_bundle,
+    struct http_req r = { p->url, p->timeout_s, p->bearer, p->ca_bundle,
                           0, 0 };
     struct ctr_set tmp;
     char e[512], safe[512], msg[1100];
     ctr_set_init(&tmp);
-    if(ctr_prom_scrape_into(&r, p->name, p->match, p->nmatch, &tmp, e,
+    if(prom_scrape_into(&r, p->name, p->match, p->nmatch, &tmp, e,
                         sizeof(e))) {
-      ctr_http_safe_url(p->url, safe, sizeof(safe));
+      http_safe_url(p->url, safe, sizeof(safe));
       snprintf(msg, sizeof(msg), "prometheus %s %s: %s", p->name, safe, e);
       if(err)
         snprintf(err, errlen, "%s", msg);
