@@ -140,6 +140,14 @@ int http_get(const struct http_req *r, char **body, size_t *len,
 /* url without "user:password@" into out. */
 void http_safe_url(const char *url, char *out, size_t len);
 
+/* GET r->url and parse it into *doc (free with prom_doc_free).  -1 with
+ * err "<step>: <detail>" (the steps of http_get, or "parse: line N: ..."). */
+int prom_fetch(const struct http_req *r, struct prom_doc *doc, char *err,
+               size_t errlen);
+/* Sum of every sample named name, whatever its labels; *found (if given)
+ * gets how many there were. */
+double prom_sum(const struct prom_doc *d, const char *name, int *found);
+
 /* Scrape url and add prom.<src>.<key> for samples whose name matches one
  * of the fnmatch patterns (none = all).  -1 with err on failure. */
 int prom_scrape_into(const struct http_req *r, const char *src,

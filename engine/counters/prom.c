@@ -638,22 +638,49 @@ out:
   return result;
 }
 
+int prom_fetch(const struct http_req *r, struct prom_doc *doc, char *err,
+               size_t errlen)
+{
+  char *body = NULL, perrbuf[256];
+  size_t len;
+  long status;
+  int rc = 0;
+
+  memset(doc, 0, sizeof(*doc));
+  if(http_get(r, &body, &len, &status, err, errlen))
+    return -1;
+  if(prom_parse(body, len, doc, perrbuf, sizeof(perrbuf))) {
+    snprintf(err, errlen, "parse: %s", perrbuf);
+    prom_doc_free(doc);
+    rc = -1;
+  }
+  free(body);
+  return rc;
+}
+
+double prom_sum(const struct prom_doc *d, const char *name, int *found)
+{
+  double sum = 0;
+  int n = 0;
+  for(size_t i = 0; i < d->n; i++)
+    if(!strcmp(d->s[i].name, name)) {
+      sum += d->s[i].value;
+      n++;
+    }
+  if(found)
+    *found = n;
+  return sum;
+}
+
 int prom_scrape_into(const struct http_req *r, const char *src,
                      char *const *match, size_t nmatch, struct ctr_set *s,
                      char *err, size_t errlen)
 {
   struct prom_doc d;
-  char *body = NULL, perrbuf[256];
-  size_t len;
-  long status;
   int rc = -1;
 
-  if(http_get(r, &body, &len, &status, err, errlen))
+  if(prom_fetch(r, &d, err, errlen))
     return -1;
-  if(prom_parse(body, len, &d, perrbuf, sizeof(perrbuf))) {
-    snprintf(err, errlen, "parse: %s", perrbuf);
-    goto out;
-  }
   for(size_t i = 0; i < d.n; i++) {
     char key[1024], name[1200];
     int ok = nmatch == 0;
@@ -672,6 +699,5 @@ int prom_scrape_into(const struct http_req *r, const char *src,
   rc = 0;
 out:
   prom_doc_free(&d);
-  free(body);
   return rc;
 }

@@ -11,7 +11,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 
-#include "metrics.h"
+#include "counters.h"
 #include "s3_lua.h"
 #include "strata.h"
 #include "workload.h"
@@ -49,20 +49,17 @@ static void read_metrics_opts(lua_State *L, int idx, struct scrape_opts *m)
 }
 
 /* Push {name = after - before} for every metric name with the prefix. */
-static void push_deltas(lua_State *L, const struct prom_set *a,
-                        const struct prom_set *b, const char *prefix)
+static void push_deltas(lua_State *L, const struct prom_doc *a,
+                        const struct prom_doc *b, const char *prefix)
 {
   size_t pl = strlen(prefix);
   lua_newtable(L);
   for(size_t i = 0; i < b->n; i++) {
-    char name[256];
-    size_t nl = b->v[i].name_len;
+    const char *name = b->s[i].name;
     int found;
     double va, vb;
-    if(nl >= sizeof(name) || strncmp(b->v[i].series, prefix, pl))
+    if(strncmp(name, prefix, pl))
       continue;
-    memcpy(name, b->v[i].series, nl);
-    name[nl] = '\0';
     if(lua_getfield(L, -1, name) != LUA_TNIL) {
       lua_pop(L, 1);
       continue;                     /* already summed */
@@ -73,6 +70,20 @@ static void push_deltas(lua_State *L, const struct prom_set *a,
     lua_pushnumber(L, vb - (found ? va : 0));
     lua_setfield(L, -2, name);
   }
+}
+
+/* Scrape the server's metrics with the counters family's parser. */
+static int scrape(const char *url, const char *bearer, const char *ca,
+                  double timeout_s, struct prom_doc *d, char *err,
+                  size_t cap)
+{
+  struct http_req r;
+  memset(&r, 0, sizeof(r));
+  r.url = url;
+  r.bearer = bearer;
+  r.ca_bundle = ca;
+  r.timeout_s = timeout_s;
+  return prom_fetch(&r, d, err, cap);
 }
 
 static void set_pcts(lua_State *L, const char *pre, struct stats_samples *s,
@@ -183,7 +194,7 @@ int s3l_run(lua_State *L)
   struct s3w_params p;
   struct s3w_result res;
   struct scrape_opts m;
-  struct prom_set before = { 0 }, after = { 0 };
+  struct prom_doc before = { 0 }, after = { 0 };
   char err[512], prefix[128], serr[512] = "";
   const char *mem, *opname;
   int rc, have_before = 0;
@@ -243,13 +254,13 @@ int s3l_run(lua_State *L)
   lua_pop(L, 1);
 
   if(m.url) {
-    if(prom_scrape(m.url, m.bearer, m.ca, (long)(m.timeout * 1000),
-                   &before, serr, sizeof(serr)) == 0)
+    if(scrape(m.url, m.bearer, m.ca, m.timeout, &before, serr,
+              sizeof(serr)) == 0)
       have_before = 1;
   }
   rc = s3w_run(&c->cfg, &p, &res, err, sizeof(err));
   if(rc) {
-    prom_free(&before);
+    prom_doc_free(&before);
     s3w_result_free(&res);
     return luaL_error(L, "%s: %s", fn, err);
   }
@@ -263,16 +274,16 @@ int s3l_run(lua_State *L)
         (long)((m.settle - (double)(time_t)m.settle) * 1e9) };
       nanosleep(&ts, NULL);
     }
-    if(prom_scrape(m.url, m.bearer, m.ca, (long)(m.timeout * 1000),
-                   &after, serr, sizeof(serr)) == 0) {
+    if(scrape(m.url, m.bearer, m.ca, m.timeout, &after, serr,
+              sizeof(serr)) == 0) {
       push_deltas(L, &before, &after, m.prefix);
       lua_setfield(L, -2, "server");
     }
   }
   if(serr[0])
     strata_set_str(L, "server_error", serr);
-  prom_free(&before);
-  prom_free(&after);
+  prom_doc_free(&before);
+  prom_doc_free(&after);
   return 1;
 }
 
@@ -287,7 +298,7 @@ int s3l_scrape(lua_State *L)
                                       NULL };
   static const char *fn = "s3.scrape";
   const char *url = luaL_checkstring(L, 1), *bearer = NULL, *env;
-  struct prom_set s;
+  struct prom_doc s;
   char err[512];
   if(!lua_isnoneornil(L, 2))
     strata_check_keys(L, 2, fn, keys);
@@ -295,28 +306,27 @@ int s3l_scrape(lua_State *L)
   if(env && !(bearer = getenv(env)))
     return luaL_error(L, "%s: environment variable %s (bearer_env) is not "
                       "set", fn, env);
-  if(prom_scrape(url, bearer, strata_opt_str(L, 2, fn, "ca_bundle", NULL),
-                 (long)(strata_opt_num(L, 2, fn, "timeout", 10) * 1000), &s,
-                 err, sizeof(err)))
+  if(scrape(url, bearer, strata_opt_str(L, 2, fn, "ca_bundle", NULL),
+            strata_opt_num(L, 2, fn, "timeout", 10), &s, err, sizeof(err)))
     return luaL_error(L, "%s: %s", fn, err);
   lua_createtable(L, 0, (int)s.n);
   lua_newtable(L);
   for(size_t i = 0; i < s.n; i++) {
-    lua_pushnumber(L, s.v[i].value);
-    lua_setfield(L, -3, s.v[i].series);
-    lua_pushlstring(L, s.v[i].series, s.v[i].name_len);
-    lua_pushvalue(L, -1);
-    if(lua_gettable(L, -3) == LUA_TNUMBER) {
-      double v = lua_tonumber(L, -1) + s.v[i].value;
+    char key[1024];
+    prom_key(&s.s[i], key, sizeof(key));
+    lua_pushnumber(L, s.s[i].value);
+    lua_setfield(L, -3, key);
+    if(lua_getfield(L, -1, s.s[i].name) == LUA_TNUMBER) {
+      double v = lua_tonumber(L, -1) + s.s[i].value;
       lua_pop(L, 1);
       lua_pushnumber(L, v);
     }
     else {
       lua_pop(L, 1);
-      lua_pushnumber(L, s.v[i].value);
+      lua_pushnumber(L, s.s[i].value);
     }
-    lua_settable(L, -3);
+    lua_setfield(L, -2, s.s[i].name);
   }
-  prom_free(&s);
+  prom_doc_free(&s);
   return 2;
 }
