@@ -59,6 +59,9 @@ do
   check(r.stdout == "bar unset\n", "env: %q", r.stdout)
   r = sys.run { cmd = { "head", "-c", 100000, "/dev/zero" }, max_output = 1000 }
   check(#r.stdout == 1000 and r.truncated, "bounded output")
+  -- a program that exits without reading its stdin: no SIGPIPE for us
+  r = sys.run { cmd = { "true" }, stdin = string.rep("x", 4 << 20) }
+  check(r.code == 0, "stdin to a program that does not read it")
   r = sys.run { cmd = { "pwd" }, cwd = "/tmp" }
   check(r.stdout == "/tmp\n", "cwd")
 end
