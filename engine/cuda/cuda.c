@@ -17,6 +17,8 @@
 
 #include "cuda.h"
 
+static pid_t cuda_pid;  /* the process that initialised CUDA */
+
 /* Fork probe: shared by both builds. */
 struct probe_msg {
   int status, count;
@@ -31,6 +33,8 @@ int cuda_probe_forked(int *count, char *err, size_t len)
   ssize_t got = 0;
 
   *count = 0;
+  if(cuda_pid == getpid())  /* CUDA is up here already: ask directly */
+    return cuda_count(count, err, len);
   if(pipe(fds) < 0) {
     snprintf(err, len, "cuda.probe: pipe: %s", strerror(errno));
     return CUDA_FAILED;
@@ -93,8 +97,6 @@ typedef CUresult (*err_name_fn)(CUresult, const char **);
 
 int strata_mix_launch(uint64_t *out, size_t n, uint64_t seed,
                       unsigned rounds, int sms, cudaStream_t stream);
-
-static pid_t cuda_pid;  /* the process that initialised CUDA */
 
 static int set_err(cudaError_t e, const char *what, char *err, size_t len)
 {

@@ -182,6 +182,8 @@ static void test_host(void)
     pid_t pid;
     int st = 0;
     CHECK(cuda_count(&n, err, sizeof(err)) == CUDA_OK);
+    /* the probe no longer forks once CUDA is up in this process */
+    CHECK(cuda_probe_forked(&n, err, sizeof(err)) == CUDA_OK && n > 0);
     pid = fork();
     if(pid == 0)
       _exit(cuda_count(&n, err, sizeof(err)) == CUDA_FAILED ? 0 : 1);

@@ -38,7 +38,8 @@ STATUS_FILL = {"PASS": "C6EFCE", "FAIL": "FFC7CE", "ERROR": "8B0000",
 # --- workbook --------------------------------------------------------------
 wb = openpyxl.load_workbook(OUT + "/book.xlsx")
 S1_NAME = 'S1 S3 GET throughput <warp>'
-check(wb.sheetnames == ["Summary", "R2 Host RDMA write bandwidth",
+check(wb.sheetnames == ["Summary", "R1 RDMA device up",
+                        "R2 Host RDMA write bandwidth",
                         "R3 Host RDMA latency", S1_NAME, "Metrics",
                         "Counters", "Thresholds", "Inventory", "Run"],
       "sheet names: %r" % wb.sheetnames)
@@ -93,6 +94,21 @@ link = s.cell(rows["R2"], 11).hyperlink
 check(link is not None and "R2 Host RDMA write bandwidth" in
       (link.location or link.target or ""), "R2 details link %r" % link)
 check(s.cell(rows["H1"], 11).hyperlink is None, "no link without a sheet")
+
+# R1: a single cell -> one row per metric
+r1 = wb["R1 RDMA device up"]
+mh = find(r1, "Metric")
+check(mh is not None and [r1.cell(mh.row, mh.column + j).value
+                          for j in range(4)] ==
+      ["Metric", "Value", "Unit", "Check"], "R1 vertical metrics header")
+got = {r1.cell(r, 1).value: r1.cell(r, 2).value
+       for r in range(mh.row + 1, mh.row + 4)}
+check(got == {"active_mtu": 4096, "link_width": 4, "port_state": "ACTIVE"},
+      "R1 metrics %r" % got)
+chk = r1.cell(mh.row + 3, 4).value
+check(chk == "ok: port_state = ACTIVE", "R1 check text %r" % chk)
+check(find(r1, "Ports") is not None and find(r1, "mlx5_1") is not None,
+      "R1 emitted table")
 check(s.column_dimensions["G"].width >= 40, "criterion column is wide")
 check(s.cell(rows["R2"], 7).alignment.wrap_text, "criterion wraps")
 
@@ -238,6 +254,15 @@ check(find(odd[x1[0]], "Chart not drawn: its x/y column numbers do not match "
            "the table's columns.") is not None, "bad chart spec noted")
 check(odd["Summary"]["D4"].value == "The run was interrupted: results are "
       "incomplete.", "interrupted run: %r" % odd["Summary"]["D4"].value)
+oc = odd["Counters"]
+note = find(oc, "One sample in 3 shown (12001 in all); run.json has them all.")
+check(note is not None, "long series thinned, with a note")
+tcol = find(oc, "t (s)")
+n = 0
+for row in oc.iter_rows(min_row=tcol.row + 1, min_col=2, max_col=2):
+    if isinstance(row[0].value, (int, float)):
+        n += 1
+check(n == 4001 and oc.max_row < 4100, "thinned rows: %d" % n)
 r = ET.parse(OUT + "/odd.xml").getroot()
 check([s.get("name") for s in r.findall("testsuite")] == ["s3", "odd-layer"],
       "unknown layer gets its own suite, last")

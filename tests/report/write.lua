@@ -194,6 +194,10 @@ do
     end
   end
   odd.results[5] = { id = "X2", layer = "odd-layer", cell = {} }
+  -- a long sampled series: thinned on Counters to at most 5000 rows
+  local t, v = {}, {}
+  for k = 1, 12001 do t[k] = (k - 1) * 0.1 v[k] = k % 100 end
+  odd.results[1].series = { t = t, values = { ["cpu.total.user"] = v } }
   workbook.write(outdir .. "/odd.xlsx", odd)
   json.write(outdir .. "/odd.json", odd)
   junit.write(outdir .. "/odd.xml", odd)

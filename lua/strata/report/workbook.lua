@@ -402,11 +402,11 @@ local function write_inventory(ctx, model)
     for _, k in ipairs(nested) do
       local v, name = t[k], (title == "Host" and "" or title .. ".") .. k
       if is_array(v) and #v > 0 then
-        local all_flat = true
+        local records = true
         for _, x in ipairs(v) do
-          if type(x) ~= "table" or not is_flat(x) then all_flat = false end
+          if type(x) ~= "table" or is_array(x) then records = false end
         end
-        if all_flat then table_block(name, v) else
+        if records then table_block(name, v) else
           local flat = {}
           for i, x in ipairs(v) do flat[i] = { value = inline(x) } end
           table_block(name, flat)
@@ -462,7 +462,7 @@ function M.write(path, model)
   end
   local plan, detail = sheets.plan_tests(ctx, model)
   write_summary(ctx, model, detail)
-  for _, p in ipairs(plan) do sheets.write_test(ctx, model, p) end
+  for _, p in ipairs(plan) do sheets.write_test(ctx, p) end
   sheets.write_metrics(ctx, model)
   sheets.write_counters(ctx, model)
   write_thresholds(ctx, model)

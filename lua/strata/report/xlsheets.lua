@@ -10,6 +10,9 @@ local fmt, finite = common.fmt, common.finite
 local MAX_TEXT = 32767        -- Excel's limit on a cell's text
 local CHART_ROWS = 20         -- rows a default-scaled chart covers (x1.3)
 local MAX_CHARTED = 8         -- series per counters chart (all in the table)
+local MAX_SAMPLES = 5000      -- sampled rows per test on Counters (then thinned)
+local ROW_LIMIT = 1048576 - 64  -- Excel's rows, less room for a closing note
+M.ROW_LIMIT = ROW_LIMIT
 
 -- --- sheet helper -------------------------------------------------------
 
@@ -41,8 +44,7 @@ function M.new(ctx, name)
   ctx.names[name:lower()] = true
   local S = setmetatable({ ws = ctx.wb:worksheet(name), name = name,
     widths = {}, ctx = ctx, wrapped = {}, fixed = {}, minw = {} }, Sheet)
-  -- printed: landscape, as wide as one page
-  S.ws:setup { landscape = true, fit_width = 1, fit_height = 0 }
+  S.ws:setup { landscape = true }
   return S
 end
 
@@ -58,7 +60,14 @@ end
 
 local function display_width(v)
   if v == nil then return 0 end
-  if type(v) == "number" then return #fmt(v) + 2 end
+  if type(v) == "number" then
+    -- digits, thousands separators, sign and a few decimals; no formatting
+    if not finite(v) then return 0 end
+    local a = math.abs(v)
+    local digits = a < 10 and 1 or math.floor(math.log(a, 10)) + 1
+    return digits + (digits - 1) // 3 + (v < 0 and 1 or 0)
+      + (v == math.floor(v) and 0 or 4) + 1
+  end
   if type(v) == "boolean" then return 5 end
   local w = 0
   for line in (tostring(v) .. "\n"):gmatch("([^\n]*)\n") do
@@ -105,12 +114,17 @@ end
 -- maxw (default 50) characters.  Then rows with wrapped text get the
 -- height their longest cell needs (viewers do not all compute it).
 function Sheet:fit_columns(fixed, maxw)
-  local final = {}
+  local final, total = {}, 0
   for c, w in pairs(self.widths) do
     local width = fixed and fixed[c] or
       math.max(6, self.minw[c] or 0, math.min(w + 2, maxw or 50))
     final[c] = width
+    total = total + width
     self.ws:set_column(c, c, width)
+  end
+  -- printed one page wide unless that would shrink it past reading
+  if total <= 260 then
+    self.ws:setup { fit_width = 1, fit_height = 0 }
   end
   local rows = {}
   for _, w in ipairs(self.wrapped) do
@@ -277,6 +291,8 @@ local function chart_block(S, o)
 end
 M.chart_block = chart_block
 
+local write_single
+
 local function write_cells(S, r, t, rs, metrics)
   local F = S.ctx.F
   local params = t.params or (rs[1] and rs[1].params) or {}
@@ -320,8 +336,44 @@ local function write_cells(S, r, t, rs, metrics)
   return last, params
 end
 
+-- A single cell: one row per metric (Metric, Value, Unit, Check).
+function write_single(S, r, res, metrics)
+  local F = S.ctx.F
+  local cols = { "Metric", "Value", "Unit", "Check" }
+  local checks = {}
+  for _, c in ipairs(res.checks or {}) do
+    if c.metric then
+      local prev = checks[c.metric]
+      local text = c.ok and ("ok: " .. tostring(c.text or "")) or
+        (c.why or c.text or "failed")
+      checks[c.metric] = prev and (prev .. "; " .. text) or text
+    end
+  end
+  local rows, bad = {}, failed_metrics(res)
+  for i, m in ipairs(metrics) do
+    local v = (res.metrics or {})[m]
+    if type(v) == "number" and not finite(v) then v = nil end
+    rows[i] = { m, v, res.units and res.units[m] or nil, checks[m] }
+  end
+  local last = grid(S, r, 0, cols, rows, function(i, j, v)
+    if j == 4 then return F.wrap end
+    if j == 2 then
+      local nf = type(v) == "number" and M.numfmt({ v }) or nil
+      if bad[rows[i][1]] then
+        return nf and F.numfmt(nf, true) or F.bad_text
+      end
+      return nf and F.numfmt(nf) or F.text
+    end
+  end)
+  for _, row in ipairs(rows) do
+    if row[4] then S.fixed[3] = 60 end
+  end
+  S.minw[1] = 14
+  return last
+end
+
 -- Pivot of the headline over the first two parameters + a chart.
-local function write_pivot(S, r, t, rs, params, headline)
+local function write_pivot(S, r, rs, params, headline)
   local F = S.ctx.F
   local p1, p2 = params[1], params[2]
   local xs, numeric_x = sorted_unique((function()
@@ -433,7 +485,7 @@ local function write_emitted(S, r, tb, label)
   return math.max(last, r - 1 + CHART_ROWS)
 end
 
-function M.write_test(ctx, model, p)
+function M.write_test(ctx, p)
   local F, t, rs = ctx.F, p.test, p.results
   local S = M.new(ctx, p.name)
   S:put(0, 0, ("%s \u{00B7} %s"):format(t.id, tostring(t.title or "")),
@@ -449,8 +501,15 @@ function M.write_test(ctx, model, p)
   S:put(1, 1, sub, F.subtitle, true)
   local r = 2
   if t.criterion then
-    S:put(r, 0, "Criterion: " .. t.criterion, F.subtitle, true)
-    r = r + 1
+    -- one line per criterion ("text (source); text (source)")
+    local text = tostring(t.criterion):gsub("%); ", ")\n")
+    local first = true
+    for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+      S:put(r, 0, (first and "Criterion: " or "           ") .. line,
+            F.subtitle, true)
+      first = false
+      r = r + 1
+    end
   end
   if t.reason then
     S:put(r, 0, "Reason: " .. t.reason, F.subtitle, true)
@@ -465,11 +524,18 @@ function M.write_test(ctx, model, p)
 
   local headline = rs[1] and rs[1].headline
   local metrics = metric_names(rs, headline)
-  S:put(r, 0, "Cells", F.h2, true)
-  local last, params = write_cells(S, r + 1, t, rs, metrics)
+  local last, params
+  if #rs == 1 then
+    S:put(r, 0, "Measured", F.h2, true)
+    last = write_single(S, r + 1, rs[1], metrics)
+    params = rs[1].params or t.params or {}
+  else
+    S:put(r, 0, "Cells", F.h2, true)
+    last, params = write_cells(S, r + 1, t, rs, metrics)
+  end
   r = last + 2
   if #rs > 1 and headline and (#params == 1 or #params == 2) then
-    r = write_pivot(S, r, t, rs, params, headline) + 2
+    r = write_pivot(S, r, rs, params, headline) + 2
   end
   for _, res in ipairs(rs) do
     local label = #rs > 1 and common.cell_label(params, res.cell) or ""
@@ -511,6 +577,11 @@ function M.write_metrics(ctx, model)
     local label = common.cell_label(res.params, res.cell)
     for _, m in ipairs(metric_names({ res }, res.headline)) do
       local v = res.metrics[m]
+      if r + 1 >= ROW_LIMIT then
+        S:put(r + 1, 0, "The sheet is full: run.json has every value.",
+              F.note, true)
+        goto full
+      end
       r = r + 1
       S:put(r, 0, res.id, F.text)
       S:put(r, 1, res.layer, F.text)
@@ -526,6 +597,7 @@ function M.write_metrics(ctx, model)
       S:put(r, 6, res.status, F.for_status(res.status))
     end
   end
+  ::full::
   S.ws:freeze_panes(hr + 1, 0)
   S.ws:autofilter(hr, 0, math.max(r, hr), #cols - 1)
   S:fit_columns({ [4] = 14 }, 40)
@@ -563,32 +635,53 @@ local function write_series(S, r, t, rs)
   end
   if #names == 0 then return r end
   table.sort(names)
-  -- cells back to back on one time axis
+  -- cells back to back on one time axis; a long run is thinned to every
+  -- step-th sample (each cell's last sample kept), run.json has them all
+  local total = 0
+  for _, res in ipairs(rs) do
+    total = total + #((res.series or {}).t or {})
+  end
+  local step = math.max(1, math.ceil(total / MAX_SAMPLES))
   local rows, offset, all = {}, 0, {}
+  for _, k in ipairs(names) do all[k] = {} end
   for _, res in ipairs(rs) do
     local s = res.series
     if s and s.t and #s.t > 0 then
       local label = common.cell_label(res.params, res.cell)
       local tlast = 0
       for i, tv in ipairs(s.t) do
-        local row = { label ~= "" and label or t.id, offset + tv }
-        for j, k in ipairs(names) do
-          local v = ((s.values or {})[k] or {})[i]
-          row[2 + j] = finite(v) and v or nil
-          all[k] = all[k] or {}
-          table.insert(all[k], row[2 + j] or 0)
+        if (i - 1) % step == 0 or i == #s.t then
+          local row = { label ~= "" and label or t.id, offset + tv }
+          for j, k in ipairs(names) do
+            local v = ((s.values or {})[k] or {})[i]
+            if finite(v) then
+              row[2 + j] = v
+              all[k][#all[k] + 1] = v
+            end
+          end
+          rows[#rows + 1] = row
         end
-        rows[#rows + 1] = row
         tlast = tv
       end
-      local step = #s.t > 1 and (s.t[#s.t] - s.t[#s.t - 1]) or 1
-      offset = offset + tlast + step
+      local dt = #s.t > 1 and (s.t[#s.t] - s.t[#s.t - 1]) or 1
+      offset = offset + tlast + dt
     end
   end
   if #rows == 0 then return r end
+  if r + #rows + CHART_ROWS + 4 > ROW_LIMIT then
+    S:put(r, 0, ("%s: sampled counters left out, the sheet is full "
+          .. "(run.json has them)."):format(t.id), F.note, true)
+    return r + 1
+  end
   S:put(r, 0, ("%s \u{00B7} %s: sampled counters"):format(t.id,
         tostring(t.title or "")), F.h2, true)
   r = r + 1
+  if step > 1 then
+    S:put(r, 0, ("One sample in %d shown (%d in all); run.json has them "
+          .. "all."):format(step, total),
+          F.note, true)
+    r = r + 1
+  end
   local charted = most_moving(all, names, MAX_CHARTED)
   local cols = { "Cell", "t (s)" }
   for _, k in ipairs(names) do cols[#cols + 1] = k end
@@ -638,6 +731,7 @@ function M.write_counters(ctx, model)
     local bad = failed_metrics(res)
     for _, k in ipairs(ks) do
       local v = res.metrics[k]
+      if r + 1 >= ROW_LIMIT // 2 then goto full end
       r = r + 1
       S:put(r, 0, res.id, F.text)
       S:put(r, 1, common.cell_label(res.params, res.cell), F.text)
@@ -650,6 +744,7 @@ function M.write_counters(ctx, model)
       end
     end
   end
+  ::full::
   if r == hr then
     S:put(r + 1, 0, "No test sampled counters.", F.note, true)
     r = r + 1
