@@ -44,7 +44,7 @@ long ctr_set_find(const struct ctr_set *s, const char *name);
 enum ctr_source {
   CTR_SRC_CPU = 1, CTR_SRC_SOFTIRQ = 2, CTR_SRC_INTR = 4, CTR_SRC_CTXT = 8,
   CTR_SRC_NET = 16, CTR_SRC_RDMA = 32, CTR_SRC_TCP = 64,
-  CTR_SRC_ETHTOOL = 128
+  CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256
 };
 
 /* CPU fields, in /proc/stat order, as named in the series. */

@@ -19,11 +19,11 @@
 
 static const char *const src_names[] = {
   "cpu", "softirq", "interrupts", "intr", "ctxt", "net", "rdma", "tcp",
-  "ethtool", NULL
+  "ethtool", "gpu", NULL
 };
 static const unsigned src_bits[] = {
   CTR_SRC_CPU, CTR_SRC_SOFTIRQ, CTR_SRC_INTR, CTR_SRC_INTR, CTR_SRC_CTXT,
-  CTR_SRC_NET, CTR_SRC_RDMA, CTR_SRC_TCP, CTR_SRC_ETHTOOL
+  CTR_SRC_NET, CTR_SRC_RDMA, CTR_SRC_TCP, CTR_SRC_ETHTOOL, CTR_SRC_GPU
 };
 #define SRC_DEFAULT (CTR_SRC_CPU | CTR_SRC_SOFTIRQ | CTR_SRC_INTR | \
                      CTR_SRC_CTXT | CTR_SRC_NET | CTR_SRC_RDMA | CTR_SRC_TCP)
@@ -46,7 +46,7 @@ static unsigned opt_sources(lua_State *L, int idx, const char *fn)
         k = j;
     if(k < 0)
       luaL_error(L, "%s: sources[%d]: unknown source '%s' (cpu, softirq, "
-                 "interrupts, ctxt, net, rdma, tcp, ethtool)", fn, (int)i,
+                 "interrupts, ctxt, net, rdma, tcp, ethtool, gpu)", fn, (int)i,
                  nm ? nm : luaL_typename(L, -1));
     bits |= src_bits[k];
     lua_pop(L, 1);

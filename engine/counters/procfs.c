@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "nvml.h"
 
 const char *const ctr_cpu_fields[CTR_CPU_FIELDS] = {
   "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"
@@ -524,6 +525,40 @@ static int ethtool_all(struct ctr_set *s, char *err, size_t errlen)
   return 0;
 }
 
+/* NVML gauges per GPU (gpu.<i>.<what>); no driver or no GPU adds nothing:
+ * an absent source is empty, not an error.  NVML blocks ~20 ms per GPU
+ * for the PCIe figures, so this source is opt-in. */
+static int gpu_sample(struct ctr_set *s, char *err, size_t errlen)
+{
+  struct nvml_sample g[NVML_GPU_MAX];
+  char nerr[256];
+  int n = nvml_sample(g, NVML_GPU_MAX, nerr, sizeof(nerr));
+  if(n == -NVML_ABSENT)
+    return 0;
+  if(n < 0) {
+    snprintf(err, errlen, "nvml: %s", nerr);
+    return -1;
+  }
+  for(int i = 0; i < n; i++) {
+    const struct { const char *what; double v; } f[] = {
+      { "util_pct", g[i].gpu_util_pct }, { "mem_util_pct", g[i].mem_util_pct },
+      { "power_w", g[i].power_w }, { "sm_clock_mhz", g[i].sm_clock_mhz },
+      { "pcie_tx_mbps", g[i].pcie_tx_mbps },
+      { "pcie_rx_mbps", g[i].pcie_rx_mbps },
+      { "mem_used_bytes", g[i].mem_used_bytes },
+    };
+    for(size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+      char name[96];
+      snprintf(name, sizeof(name), "gpu.%u.%s", g[i].index, f[k].what);
+      if(ctr_set_add(s, name, f[k].v, CTR_GAUGE)) {
+        snprintf(err, errlen, "gpu counters: out of memory");
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
 int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
                  char *const *ifaces, struct ctr_set *s, char *err,
                  size_t errlen)
@@ -583,6 +618,8 @@ int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
         rc = -1;
       }
   }
+  if(!rc && (sources & CTR_SRC_GPU) && !root[0])
+    rc = gpu_sample(s, err, errlen);
   free(buf);
   return rc;
 }
