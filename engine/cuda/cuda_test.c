@@ -98,7 +98,8 @@ static void test_labels(void)
 }
 
 static const char smi_text[] =
-  "\tGPU0\tGPU1\tGPU2\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+  "\t\033[4mGPU0\tGPU1\tGPU2\tNIC0\tCPU Affinity\tNUMA Affinity\t"
+  "GPU NUMA ID\033[0m\n"
   "GPU0\t X \tNV18\tSYS\tPIX\t0-55,112-167\t0\t\tN/A\n"
   "GPU1\tNV18\t X \tSYS\tNODE\t0-55,112-167\t0\t\tN/A\n"
   "GPU2\tSYS\tSYS\t X \tSYS\t56-111,168-223\t1\t\tN/A\n"
@@ -181,6 +182,8 @@ static void test_host(void)
     pid_t pid;
     int st = 0;
     CHECK(cuda_count(&n, err, sizeof(err)) == CUDA_OK);
+    /* the probe no longer forks once CUDA is up in this process */
+    CHECK(cuda_probe_forked(&n, err, sizeof(err)) == CUDA_OK && n > 0);
     pid = fork();
     if(pid == 0)
       _exit(cuda_count(&n, err, sizeof(err)) == CUDA_FAILED ? 0 : 1);

@@ -103,6 +103,25 @@ static int split_tabs(char *line, char **cell, int max)
   return n;
 }
 
+/* Drop ANSI escapes in place: nvidia-smi underlines its header even
+ * when writing to a file ("\033[4mGPU0 ... \033[0m"). */
+static void strip_ansi(char *s)
+{
+  char *w = s;
+  for(char *r = s; *r; r++) {
+    if(*r == '\033' && r[1] == '[') {
+      r += 2;
+      while(*r && !(*r >= '@' && *r <= '~'))
+        r++;
+      if(!*r)
+        break;
+      continue;
+    }
+    *w++ = *r;
+  }
+  *w = '\0';
+}
+
 int topo_parse_smi(const char *text, struct topo_table *t, char *err,
                    size_t len)
 {
@@ -117,6 +136,7 @@ int topo_parse_smi(const char *text, struct topo_table *t, char *err,
     snprintf(err, len, "out of memory");
     return -1;
   }
+  strip_ansi(copy);
   for(line = strtok_r(copy, "\n", &save); line;
       line = strtok_r(NULL, "\n", &save)) {
     char *cell[NVML_GPU_MAX + 8];

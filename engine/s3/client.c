@@ -2,6 +2,7 @@
  * client.c - one S3 request on a kept-alive curl easy handle (s3.h).
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "s3.h"
 #include "strata.h"
 
-#define S3_CAPTURE_MAX (1u << 20)   /* keep at most 1 MiB of a reply body */
+#define S3_CAPTURE_MAX (1u << 20)   /* keep 1 MiB of an error reply body */
 #define S3_MAX_HEADERS 40
 
 struct s3_conn {
@@ -30,7 +31,7 @@ struct xfer {
   struct s3_resp *resp;
   CURL *curl;
   uint64_t sent;
-  int overflow, aborted, status_known, to_dst;
+  int overflow, aborted, status_known, to_dst, ok;
   size_t body_cap;
   size_t headers_cap;
 };
@@ -168,7 +169,8 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *arg)
   if(!x->status_known) {
     long st = 0;
     curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &st);
-    x->to_dst = st >= 200 && st < 300 && (q->dst || q->sink);
+    x->ok = st >= 200 && st < 300;
+    x->to_dst = x->ok && (q->dst || q->sink);
     x->status_known = 1;
   }
   if(x->to_dst && q->sink) {
@@ -185,7 +187,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *arg)
     memcpy((char *)q->dst + r->bytes_in, p, n);
   }
   else if(append(&r->body, &r->body_len, &x->body_cap, p, n,
-                 S3_CAPTURE_MAX))
+                 x->ok ? SIZE_MAX : S3_CAPTURE_MAX))
     return 0;
   r->bytes_in += n;
   return n;
@@ -434,9 +436,9 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
   else {
     r->fail = classify(cc);
     if(r->fail)
-      snprintf(r->error, sizeof(r->error), "%s%s%.180s (curl %d)",
-               curl_easy_strerror(cc), c->errbuf[0] ? ": " : "", c->errbuf,
-               (int)cc);
+      snprintf(r->error, sizeof(r->error), "%s: %.180s (curl %d)",
+               s3_strfail(r->fail),
+               c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc), (int)cc);
   }
   if(r->fail == S3_OK)
     parse_code(r);

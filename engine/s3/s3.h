@@ -101,7 +101,8 @@ void s3_conn_free(struct s3_conn **c);
 /*
  * Run one request.  Fills *resp (call s3_resp_free after) and returns
  * resp->fail: S3_OK whenever an HTTP reply arrived, whatever its status.
- * Non-2xx replies have their body captured and <Code> parsed.
+ * A reply body without dst or sink is captured whole (2xx) or up to
+ * 1 MiB (others, with the S3 <Code> parsed).
  */
 enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *req,
                         struct s3_resp *resp);

@@ -23,9 +23,13 @@ test {
   criteria = { redirecting_bridges = { eq = 0 } },
   run = function(t)
     local gpus, nics = {}, {}
+    -- sysfs hex carries its 0x prefix ("0x030200\n"): tonumber reads it as is
+    local function hex(path)
+      return tonumber(((readf(path) or ""):match("0[xX]%x+")) or "") or 0
+    end
     for _, bdf in ipairs(core.listdir(SYS)) do
-      local class = tonumber(readf(SYS .. "/" .. bdf .. "/class") or "", 16) or 0
-      local vendor = tonumber(readf(SYS .. "/" .. bdf .. "/vendor") or "", 16) or 0
+      local class = hex(SYS .. "/" .. bdf .. "/class")
+      local vendor = hex(SYS .. "/" .. bdf .. "/vendor")
       if vendor == 0x10de and (class >> 16) == 0x03 then gpus[#gpus + 1] = bdf end
       if (class >> 8) == 0x0200 or (class >> 8) == 0x0207 then
         if core.stat(SYS .. "/" .. bdf .. "/infiniband") == "dir" then

@@ -1,0 +1,86 @@
+/*
+ * report_test.c - unit test of the workbook writer's Lua-free part:
+ * sheet-name sanitising (forbidden characters, UTF-8 boundaries, the 31
+ * character limit, apostrophes) and colour parsing.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+static int failures;
+
+static void expect_name(const char *in, const char *want)
+{
+  char out[128];
+  size_t n = report_sheet_name(in, out, sizeof(out));
+  if(strcmp(out, want) || n != strlen(want)) {
+    printf("FAIL sheet_name(\"%s\") = \"%s\" (%zu), want \"%s\"\n", in, out,
+           n, want);
+    failures++;
+  }
+}
+
+static void expect_color(const char *in, int rc, unsigned want)
+{
+  uint32_t v = 0xdeadbeef;
+  int got = report_parse_color(in, &v);
+  if(got != rc || (rc == 0 && v != want)) {
+    printf("FAIL parse_color(\"%s\") = %d 0x%06x, want %d 0x%06x\n",
+           in ? in : "(null)", got, (unsigned)v, rc, want);
+    failures++;
+  }
+}
+
+int main(void)
+{
+  char small[6];
+
+  expect_name("R2 Host RDMA bandwidth", "R2 Host RDMA bandwidth");
+  expect_name("a[b]c:d*e?f/g\\h", "a_b_c_d_e_f_g_h");
+  expect_name("'quoted'", "quoted");
+  expect_name("  spaced  ", "spaced");
+  expect_name("", "Sheet");
+  expect_name(NULL, "Sheet");
+  expect_name("'''", "Sheet");
+  /* 31 characters kept, the rest cut. */
+  expect_name("0123456789012345678901234567890123456789",
+              "0123456789012345678901234567890");
+  /* Multi-byte characters count as one: 31 x "é" (2 bytes each). */
+  {
+    char in[128] = "", want[128] = "";
+    for(int i = 0; i < 40; i++)
+      strcat(in, "\xc3\xa9");
+    for(int i = 0; i < 31; i++)
+      strcat(want, "\xc3\xa9");
+    expect_name(in, want);
+  }
+  /* Invalid UTF-8 and control characters become '_'. */
+  expect_name("a\xff" "b\tc", "a_b_c");
+  expect_name("x\xe2\x82", "x__");         /* truncated sequence */
+  expect_name("\xc0\xafz", "__z");          /* overlong '/' */
+  expect_name("\xed\xa0\x80q", "___q");     /* surrogate */
+  expect_name("GPU \xe2\x86\x92 NIC", "GPU \xe2\x86\x92 NIC");
+  /* Cut at the end of a 31-character name that ends in a space. */
+  expect_name("012345678901234567890123456789 x", "012345678901234567890123456789");
+  /* A tiny buffer never overflows and never splits a character. */
+  report_sheet_name("abcd\xc3\xa9", small, sizeof(small));
+  if(strcmp(small, "abcd")) {
+    printf("FAIL small buffer: \"%s\"\n", small);
+    failures++;
+  }
+
+  expect_color("#1F4E78", 0, 0x1f4e78);
+  expect_color("c6efce", 0, 0xc6efce);
+  expect_color("#FFF", -1, 0);
+  expect_color("#1F4E78A", -1, 0);
+  expect_color("#GG0000", -1, 0);
+  expect_color(NULL, -1, 0);
+
+  if(failures) {
+    printf("%d failure(s)\n", failures);
+    return 1;
+  }
+  printf("report_test: all passed\n");
+  return 0;
+}

@@ -1,0 +1,351 @@
+/*
+ * rc_client.c - one hipobj-rc-v2 transfer on the client side
+ * (rc_client.h).  Order of events, as the interoperating implementations
+ * do it (../../../shared/S3RDMA-WIRE.md):
+ *   GET: PREPARE -> QP to RTS -> post RECV -> READY (the server writes
+ *        with immediate = cookie, then answers) -> reap the RECV.
+ *   PUT: PREPARE (reply names the server's staging MR) -> QP to RTS ->
+ *        post WRITE_WITH_IMM -> READY (the server answers once the
+ *        immediate arrived and the object is stored) -> reap the WRITE.
+ * The WRITE is posted before READY is sent because the control call
+ * blocks; RC retransmits it until the server's QP is ready.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <arpa/inet.h>
+
+#include "rc_client.h"
+#include "strata.h"
+#include "token.h"
+#include "wire.h"
+
+enum verbs_code s3rdma_rc_open(struct s3rdma_rc *rc, struct verbs_dev *dev,
+                               const struct s3_config *cfg)
+{
+  struct verbs_qp_opts qo = { .max_send_wr = 4, .max_recv_wr = 4 };
+  memset(rc, 0, sizeof(*rc));
+  rc->dev = dev;
+  rc->landing_grace_ns = 2000000000ull;
+  rc->cq = verbs_cq_create(dev, 16);
+  if(!rc->cq)
+    return VERBS_ESYS;
+  rc->qp = verbs_qp_create(dev, rc->cq, rc->cq, &qo);
+  if(!rc->qp) {
+    verbs_cq_destroy(&rc->cq);
+    return VERBS_ESYS;
+  }
+  rc->conn = s3_conn_new(cfg);
+  if(!rc->conn) {
+    s3rdma_rc_close(rc);
+    return verbs_fail(VERBS_ENOMEM, "cannot start a control connection");
+  }
+  return VERBS_OK;
+}
+
+void s3rdma_rc_close(struct s3rdma_rc *rc)
+{
+  if(!rc)
+    return;
+  s3_conn_free(&rc->conn);
+  verbs_qp_destroy(&rc->qp);
+  verbs_cq_destroy(&rc->cq);
+}
+
+static uint32_t random_u32(void)
+{
+  uint32_t v = 0;
+  while(!v)
+    if(getrandom(&v, sizeof(v), 0) != sizeof(v))
+      v = (uint32_t)strata_now_ns() | 1u;
+  return v;
+}
+
+static enum s3rdma_status fail(struct s3rdma_outcome *o, const char *step,
+                               const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+
+static enum s3rdma_status fail(struct s3rdma_outcome *o, const char *step,
+                               const char *fmt, ...)
+{
+  va_list ap;
+  o->step = step;
+  va_start(ap, fmt);
+  vsnprintf(o->error, sizeof(o->error), fmt, ap);
+  va_end(ap);
+  return o->status = S3RDMA_FAILED;
+}
+
+/* A POST to route with headers h[n]; fills resp. */
+static enum s3_fail post(struct s3rdma_rc *rc, const char *route,
+                         const struct sigv4_header *h, size_t n,
+                         struct s3_resp *resp)
+{
+  struct s3_req q;
+  memset(&q, 0, sizeof(q));
+  q.method = "POST";
+  q.path = route;
+  q.headers = h;
+  q.nheaders = n;
+  return s3_perform(rc->conn, &q, resp);
+}
+
+static void cancel(struct s3rdma_rc *rc, const char *session)
+{
+  struct sigv4_header h[] = {
+    { S3RDMA_H_PROTOCOL, S3RDMA_PROTOCOL },
+    { S3RDMA_H_SESSION, session },
+  };
+  struct s3_resp r;
+  (void)post(rc, S3RDMA_ROUTE_CANCEL, h, 2, &r);
+  s3_resp_free(&r);
+}
+
+/* Drain stale completions and bring the QP back to RESET. */
+static int qp_reset(struct s3rdma_rc *rc)
+{
+  struct ibv_qp_attr a;
+  struct ibv_wc wc[8];
+  if(!rc->used)
+    return 0;
+  memset(&a, 0, sizeof(a));
+  a.qp_state = IBV_QPS_RESET;
+  if(ibv_modify_qp(rc->qp, &a, IBV_QP_STATE))
+    return -1;
+  while(ibv_poll_cq(rc->cq, 8, wc) > 0)
+    ;
+  return 0;
+}
+
+/* Describe a failed control request (status, S3 code, rdma status). */
+static void describe(const struct s3_resp *r, char *out, size_t cap)
+{
+  char st[64] = "";
+  if(r->fail != S3_OK) {
+    snprintf(out, cap, "%s: %s", s3_strfail(r->fail), r->error);
+    return;
+  }
+  (void)s3_resp_header(r, S3RDMA_H_STATUS, st, sizeof(st));
+  snprintf(out, cap, "HTTP %ld%s%s%s%s", r->status, r->code[0] ? " " : "",
+           r->code, st[0] ? ", protocol status " : "", st);
+}
+
+enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
+                                      const struct s3rdma_xfer *x,
+                                      struct s3rdma_outcome *o)
+{
+  struct s3rdma_token tok, srv;
+  struct verbs_endpoint remote;
+  struct s3_resp r;
+  struct ibv_wc wc;
+  char tokhex[89], psn_s[8], cookie_s[12], size_s[24], off_s[24];
+  char target[2048], session[40], v[160], why[320], qpn_s[12];
+  char addr_s[20], rkey_s[12], stoken[89];
+  const char *twhy = NULL;
+  uint64_t t0 = strata_now_ns(), spsn = 0, saddr = 0, srkey = 0, n64;
+  uint32_t psn = verbs_random_psn(), cookie = random_u32();
+  uint64_t laddr = (uint64_t)(uintptr_t)x->buf->mr->addr + x->buf_off;
+  size_t nh;
+  int code, n;
+
+  memset(o, 0, sizeof(*o));
+  o->step = "prepare";
+  if(x->size < 1 || x->size > S3RDMA_SIZE_MAX ||
+     x->buf_off + x->size > x->buf->len)
+    return fail(o, "prepare", "size %llu does not fit 1..2^31-1 or the "
+                "buffer", (unsigned long long)x->size);
+  if(s3rdma_target_build(x->bucket, x->key, x->part, x->upload_id, target,
+                         sizeof(target)))
+    return fail(o, "prepare", "object name too long");
+  if(qp_reset(rc))
+    return fail(o, "connect", "cannot reset the QP");
+  rc->used = 1;
+
+  memset(&tok, 0, sizeof(tok));
+  tok.transport = S3RDMA_TRANSPORT_RC;
+  tok.qpn = rc->qp->qp_num;
+  memcpy(tok.gid, rc->dev->gid.raw, 16);
+  tok.rkey = x->buf->mr->rkey;
+  tok.addr = laddr;
+  tok.len = x->size;
+  tok.port = rc->dev->port;
+  tok.lid = rc->dev->port_attr.lid;
+  s3rdma_token_encode(&tok, tokhex);
+  snprintf(psn_s, sizeof(psn_s), "%06x", psn);
+  snprintf(cookie_s, sizeof(cookie_s), "%08x", cookie);
+  snprintf(size_s, sizeof(size_s), "%llu", (unsigned long long)x->size);
+  snprintf(off_s, sizeof(off_s), "%llu", (unsigned long long)x->offset);
+  {
+    struct sigv4_header h[] = {
+      { S3RDMA_H_PROTOCOL, S3RDMA_PROTOCOL },
+      { S3RDMA_H_OP, x->put ? "PUT" : "GET" },
+      { S3RDMA_H_TARGET, target },
+      { S3RDMA_H_SIZE, size_s },
+      { S3RDMA_H_PSN, psn_s },
+      { S3RDMA_H_COOKIE, cookie_s },
+      { S3RDMA_H_TOKEN, tokhex },
+      { S3RDMA_H_OFFSET, off_s },
+    };
+    nh = x->has_offset ? 8 : 7;
+    post(rc, S3RDMA_ROUTE_PREPARE, h, nh, &r);
+  }
+  o->prepare_status = r.status;
+  if(r.fail != S3_OK || r.status != 200) {
+    describe(&r, why, sizeof(why));
+    if(r.fail == S3_OK && r.status == 501) {
+      o->rdma_reply = 501;
+      o->step = "prepare";
+      snprintf(o->error, sizeof(o->error), "declined: %s", why);
+      s3_resp_free(&r);
+      return o->status = S3RDMA_DECLINED;
+    }
+    s3_resp_free(&r);
+    return fail(o, "prepare", "PREPARE %s: %s", target, why);
+  }
+  /* The reply: 200:<server token>, session, psn, (PUT) staging MR. */
+  if(s3_resp_header(&r, S3RDMA_H_REPLY, v, sizeof(v)) < 0 ||
+     s3rdma_reply_parse(v, &code, stoken) || code != 200 || !stoken[0] ||
+     s3rdma_token_decode(stoken, strlen(stoken), &srv, &twhy) ||
+     srv.transport != S3RDMA_TRANSPORT_RC) {
+    s3_resp_free(&r);
+    return fail(o, "prepare", "PREPARE reply has no valid 200:<RC token> "
+                "in %s (%s)", S3RDMA_H_REPLY, twhy ? twhy : "absent");
+  }
+  n = s3_resp_header(&r, S3RDMA_H_SESSION, session, sizeof(session));
+  if(n != S3RDMA_SESSION_HEX ||
+     s3_resp_header(&r, S3RDMA_H_PSN, v, sizeof(v)) < 0 ||
+     s3rdma_parse_hex(v, 6, &spsn) || !spsn) {
+    s3_resp_free(&r);
+    return fail(o, "prepare", "PREPARE reply lacks a 32-hex session or a "
+                "6-hex psn");
+  }
+  if(x->put &&
+     (s3_resp_header(&r, "x-amz-rdma-mr-addr", v, sizeof(v)) < 0 ||
+      s3rdma_parse_hex(v, 16, &saddr) ||
+      s3_resp_header(&r, "x-amz-rdma-mr-rkey", v, sizeof(v)) < 0 ||
+      s3rdma_parse_hex(v, 8, &srkey))) {
+    s3_resp_free(&r);
+    cancel(rc, session);
+    return fail(o, "prepare", "PUT: PREPARE reply lacks the staging MR "
+                "(x-amz-rdma-mr-addr / -rkey)");
+  }
+  s3_resp_free(&r);
+
+  /* Connect our QP to the server's. */
+  memset(&remote, 0, sizeof(remote));
+  remote.qpn = srv.qpn;
+  remote.psn = (uint32_t)spsn;
+  memcpy(remote.gid.raw, srv.gid, 16);
+  remote.lid = srv.lid;
+  remote.port = srv.port;
+  remote.mtu = rc->dev->mtu;           /* the port's active MTU */
+  if(verbs_qp_connect(rc->qp, rc->dev, psn, &remote)) {
+    snprintf(why, sizeof(why), "%s", verbs_errmsg());
+    cancel(rc, session);
+    return fail(o, "connect", "%s", why);
+  }
+  if(x->put) {
+    if(verbs_post_write_imm(rc->qp, 2, laddr, (uint32_t)x->size,
+                            x->buf->mr->lkey, saddr, (uint32_t)srkey,
+                            cookie, 1)) {
+      snprintf(why, sizeof(why), "%s", verbs_errmsg());
+      cancel(rc, session);
+      return fail(o, "data", "post WRITE_WITH_IMM: %s", why);
+    }
+  }
+  else if(verbs_post_recv(rc->qp, 1, laddr, 0, x->buf->mr->lkey)) {
+    snprintf(why, sizeof(why), "%s", verbs_errmsg());
+    cancel(rc, session);
+    return fail(o, "data", "post RECV: %s", why);
+  }
+
+  /* READY: the server connects, moves the data, then answers. */
+  snprintf(qpn_s, sizeof(qpn_s), "%x", rc->qp->qp_num);
+  snprintf(addr_s, sizeof(addr_s), "%llx", (unsigned long long)laddr);
+  snprintf(rkey_s, sizeof(rkey_s), "%x", x->buf->mr->rkey);
+  {
+    struct sigv4_header h[] = {
+      { S3RDMA_H_PROTOCOL, S3RDMA_PROTOCOL },
+      { S3RDMA_H_SESSION, session },
+      { S3RDMA_H_COOKIE, cookie_s },
+      { S3RDMA_H_QPN, qpn_s },
+      { S3RDMA_H_MR_ADDR, addr_s },
+      { S3RDMA_H_MR_RKEY, rkey_s },
+    };
+    post(rc, S3RDMA_ROUTE_READY, h, x->put ? 4 : 6, &r);
+  }
+  o->ready_status = r.status;
+  o->step = "ready";
+  if(r.fail != S3_OK || (r.status != 200 && r.status != 206)) {
+    describe(&r, why, sizeof(why));
+    s3_resp_free(&r);
+    cancel(rc, session);
+    if(o->ready_status == 501) {
+      o->rdma_reply = 501;
+      snprintf(o->error, sizeof(o->error), "declined at READY: %s", why);
+      return o->status = S3RDMA_DECLINED;
+    }
+    return fail(o, "ready", "READY %s: %s", target, why);
+  }
+  /* Witness 1: the reply echoes the cookie and the byte count. */
+  o->reply_ok = 1;
+  if(s3_resp_header(&r, S3RDMA_H_REPLY, v, sizeof(v)) >= 0) {
+    if(s3rdma_reply_parse(v, &code, stoken) || (code != 200 && code != 206))
+      o->reply_ok = 0;
+    o->rdma_reply = code;
+  }
+  else
+    o->rdma_reply = (int)r.status;
+  if(s3_resp_header(&r, S3RDMA_H_COOKIE, v, sizeof(v)) < 0 ||
+     s3rdma_parse_hex(v, 8, &n64) || n64 != cookie)
+    o->reply_ok = 0;
+  if(s3_resp_header(&r, S3RDMA_H_BYTES, v, sizeof(v)) >= 0 &&
+     !s3rdma_parse_dec(v, &n64))
+    o->bytes_reported = n64;
+  if(o->bytes_reported != x->size)
+    o->reply_ok = 0;
+  if(x->put && s3_resp_header(&r, S3RDMA_H_ETAG, o->etag,
+                              sizeof(o->etag)) < 0)
+    (void)s3_resp_header(&r, "etag", o->etag, sizeof(o->etag));
+  s3_resp_free(&r);
+
+  /* Witness 2: our completion (GET: the IMM with the cookie). */
+  n = verbs_poll(rc->cq, &wc, 1, rc->landing_grace_ns);
+  o->step = "data";
+  if(n <= 0) {
+    o->total_ns = strata_now_ns() - t0;
+    return fail(o, "data", "READY answered %ld (bytes-transferred %llu) "
+                "but no %s completion arrived within %.1f s",
+                o->ready_status, (unsigned long long)o->bytes_reported,
+                x->put ? "WRITE_WITH_IMM" : "RECV (immediate)",
+                (double)rc->landing_grace_ns / 1e9);
+  }
+  if(verbs_wc_check(&wc, x->put ? "WRITE_WITH_IMM" : "RECV")) {
+    snprintf(why, sizeof(why), "%s", verbs_errmsg());
+    return fail(o, "data", "%s", why);
+  }
+  if(x->put) {
+    o->bytes_landed = x->size;
+    o->landed_ok = wc.opcode == IBV_WC_RDMA_WRITE;
+  }
+  else {
+    o->bytes_landed = wc.byte_len;
+    o->landed_ok = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+                   (wc.wc_flags & IBV_WC_WITH_IMM) &&
+                   ntohl(wc.imm_data) == cookie && wc.byte_len == x->size;
+  }
+  o->total_ns = strata_now_ns() - t0;
+  if(!o->reply_ok || !o->landed_ok)
+    return fail(o, "data", "RDMA not proven: reply %s (HTTP %ld, "
+                "bytes-transferred %llu of %llu), completion %s (%llu "
+                "bytes, immediate %s)", o->reply_ok ? "ok" : "wrong",
+                o->ready_status, (unsigned long long)o->bytes_reported,
+                (unsigned long long)x->size, o->landed_ok ? "ok" : "wrong",
+                (unsigned long long)o->bytes_landed,
+                x->put ? "n/a" :
+                (ntohl(wc.imm_data) == cookie ? "= cookie" : "!= cookie"));
+  o->step = "done";
+  return o->status = S3RDMA_OK;
+}

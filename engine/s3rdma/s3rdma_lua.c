@@ -1,0 +1,485 @@
+/*
+ * s3rdma_lua.c - require "strata.s3rdma": S3 over RDMA for specs.
+ *
+ *   s3rdma.run{client, mode, op, ...}   the workload, all in C
+ *   s3rdma.counters{url | prometheus}   the server's RDMA byte counters
+ *   s3rdma.prove(r, before, after)      the three witnesses, judged
+ *   s3rdma.single{client, op, ...}      one x-amz-rdma-token request
+ *   s3rdma.token_encode{} / token_decode(hex)
+ *   s3rdma.cuobj_token{...}             cuObject descriptor (or SKIP)
+ * API by example: docs/s3-rdma.md.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "cuobj.h"
+#include "prom.h"
+#include "s3_lua.h"
+#include "single.h"
+#include "strata.h"
+#include "token.h"
+#include "wire.h"
+#include "workload.h"
+
+static int opt_enum(lua_State *L, const char *fn, const char *field,
+                    const char *def, const char *const names[])
+{
+  const char *v = strata_opt_str(L, 1, fn, field, def);
+  for(int i = 0; names[i]; i++)
+    if(!strcmp(v, names[i]))
+      return i;
+  return luaL_error(L, "%s: option '%s' cannot be \"%s\"", fn, field, v);
+}
+
+static uint64_t opt_size(lua_State *L, const char *fn, const char *field,
+                         lua_Integer def, lua_Integer min)
+{
+  lua_Integer v = strata_opt_int(L, 1, fn, field, def);
+  if(v < min)
+    luaL_error(L, "%s: option '%s' must be >= %d", fn, field, (int)min);
+  return (uint64_t)v;
+}
+
+/*
+ * s3rdma.run{client = s3.client{...}, mode = "rc"|"tcp",
+ *            op = "get"|"put"|"multipart", bucket, prefix, size,
+ *            range_offset, range_length, part_size, objects, concurrency,
+ *            requests, seed, verify, readback, http_fallback,
+ *            landing_grace, timeout, device, port, gid_index,
+ *            memory = "host"|"cuda"}
+ */
+static int l_run(lua_State *L)
+{
+  static const char *const keys[] = {
+    "client", "mode", "op", "bucket", "prefix", "size", "range_offset",
+    "range_length", "part_size", "objects", "concurrency", "requests",
+    "seed", "verify", "readback", "http_fallback", "landing_grace",
+    "timeout", "device", "port", "gid_index", "memory", NULL
+  };
+  static const char *const modes[] = { "tcp", "rc", NULL };
+  static const char *const ops[] = { "get", "put", "multipart", NULL };
+  static const char *const mems[] = { "host", "cuda", NULL };
+  static const char *fn = "s3rdma.run";
+  struct s3rdma_run_opts o;
+  struct s3rdma_run_result r;
+  struct s3_config ctrl;
+  struct stats_summary s;
+  struct l_client *c;
+  double secs;
+
+  luaL_checktype(L, 1, LUA_TTABLE);
+  strata_check_keys(L, 1, fn, keys);
+  lua_getfield(L, 1, "client");
+  if(lua_isnil(L, -1))
+    return luaL_error(L, "%s: option 'client' (an s3.client) is required",
+                      fn);
+  c = s3l_check(L, -1, fn);
+  lua_pop(L, 1);
+  memset(&o, 0, sizeof(o));
+  o.mode = (enum s3rdma_mode)opt_enum(L, fn, "mode", "rc", modes);
+  o.op = (enum s3rdma_op)opt_enum(L, fn, "op", "get", ops);
+  if(opt_enum(L, fn, "memory", "host", mems) == 1)
+    return strata_skip(L, "GPU memory: this build registers host memory "
+                       "only; a dma-buf MR of CUDA memory needs the cuda "
+                       "family and a GPUDirect-capable RDMA NIC");
+  o.bucket = strata_opt_str(L, 1, fn, "bucket", NULL);
+  if(!o.bucket || !*o.bucket)
+    return luaL_error(L, "%s: option 'bucket' is required", fn);
+  o.prefix = strata_opt_str(L, 1, fn, "prefix", "strata-s3rdma-");
+  o.size = opt_size(L, fn, "size", 1 << 20, 1);
+  o.range_off = opt_size(L, fn, "range_offset", 0, 0);
+  o.range_len = opt_size(L, fn, "range_length", 0, 0);
+  o.part_size = opt_size(L, fn, "part_size", 5 << 20, 1);
+  o.objects = (int)opt_size(L, fn, "objects", 1, 1);
+  o.concurrency = (int)opt_size(L, fn, "concurrency", 1, 1);
+  o.requests = (int)opt_size(L, fn, "requests", o.concurrency, 1);
+  o.seed = (uint64_t)strata_opt_int(L, 1, fn, "seed", 1);
+  o.verify = strata_opt_bool(L, 1, fn, "verify", 1);
+  o.readback = strata_opt_bool(L, 1, fn, "readback", 1);
+  o.http_fallback = strata_opt_bool(L, 1, fn, "http_fallback", 0);
+  o.landing_grace_s = strata_opt_num(L, 1, fn, "landing_grace", 2);
+  o.timeout_s = strata_opt_num(L, 1, fn, "timeout", 0);
+  o.dev = strata_opt_str(L, 1, fn, "device", NULL);
+  o.port = (int)strata_opt_int(L, 1, fn, "port", 1);
+  o.gid_index = (int)strata_opt_int(L, 1, fn, "gid_index", -1);
+  if(o.range_len && o.range_off + o.range_len > o.size)
+    return luaL_error(L, "%s: range %llu+%llu is past the object size "
+                      "%llu", fn, (unsigned long long)o.range_off,
+                      (unsigned long long)o.range_len,
+                      (unsigned long long)o.size);
+  if(o.mode == S3RDMA_MODE_RC &&
+     (o.size > S3RDMA_SIZE_MAX && o.op != S3RDMA_OP_MULTIPART))
+    return luaL_error(L, "%s: hipobj-rc-v2 moves at most 2^31-1 bytes a "
+                      "request; use op = \"multipart\"", fn);
+  if(o.op == S3RDMA_OP_MULTIPART)
+    o.requests = o.objects;
+  ctrl = c->cfg;
+  ctrl.service = S3RDMA_SIGN_SERVICE;
+  o.data_cfg = &c->cfg;
+  o.ctrl_cfg = &ctrl;
+
+  if(s3rdma_run(&o, &r)) {
+    char e[400];
+    snprintf(e, sizeof(e), "%s", r.setup_error);
+    stats_free(&r.lat_ms);
+    if(r.setup_skip)
+      return strata_skip(L, "no usable RDMA device: %s", e);
+    return luaL_error(L, "%s: %s", fn, e);
+  }
+  stats_summarize(&r.lat_ms, &s);
+  stats_free(&r.lat_ms);
+  secs = (double)r.duration_ns / 1e9;
+  lua_createtable(L, 0, 32);
+  strata_set_str(L, "mode", o.mode == S3RDMA_MODE_RC ? "rdma" : "tcp");
+  strata_set_int(L, "requests", (lua_Integer)r.requests);
+  strata_set_int(L, "ok", (lua_Integer)r.ok);
+  strata_set_int(L, "declined", (lua_Integer)r.declined);
+  strata_set_int(L, "failed", (lua_Integer)r.failed);
+  strata_set_int(L, "bytes", (lua_Integer)r.bytes);
+  strata_set_int(L, "fallback_requests", (lua_Integer)r.fallback_requests);
+  strata_set_int(L, "fallback_bytes", (lua_Integer)r.fallback_bytes);
+  strata_set_int(L, "reply_ok", (lua_Integer)r.reply_ok);
+  strata_set_int(L, "landed_ok", (lua_Integer)r.landed_ok);
+  strata_set_int(L, "verified", (lua_Integer)r.verified);
+  strata_set_int(L, "verify_errors", (lua_Integer)r.verify_errors);
+  strata_set_int(L, "readback_ok", (lua_Integer)r.readback_ok);
+  strata_set_int(L, "readback_errors", (lua_Integer)r.readback_errors);
+  strata_set_int(L, "rdma_get_bytes", (lua_Integer)r.rdma_get_bytes);
+  strata_set_int(L, "rdma_put_bytes", (lua_Integer)r.rdma_put_bytes);
+  strata_set_num(L, "duration_s", secs);
+  strata_set_num(L, "throughput_mibps",
+                 secs > 0 ? (double)(r.bytes + r.fallback_bytes) /
+                            1048576.0 / secs : 0);
+  strata_set_num(L, "throughput_gbps",
+                 secs > 0 ? (double)(r.bytes + r.fallback_bytes) * 8 /
+                            1e9 / secs : 0);
+  strata_set_num(L, "cpu_s", r.cpu_s);
+  strata_set_num(L, "cpu_pct", secs > 0 ? 100.0 * r.cpu_s / secs : 0);
+  strata_set_num(L, "cpu_host_pct",
+                 secs > 0 && r.ncpu > 0 ?
+                   100.0 * r.cpu_s / secs / r.ncpu : 0);
+  if(s.n) {
+    strata_set_num(L, "lat_p50_ms", s.p50);
+    strata_set_num(L, "lat_p95_ms", s.p95);
+    strata_set_num(L, "lat_p99_ms", s.p99);
+    strata_set_num(L, "lat_max_ms", s.max);
+  }
+  if(r.first_error[0])
+    strata_set_str(L, "first_error", r.first_error);
+  return 1;
+}
+
+/* Field k of the table at idx as an integer (0 when absent). */
+static double fnum(lua_State *L, int idx, const char *k)
+{
+  double v;
+  lua_getfield(L, idx, k);
+  v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : 0;
+  lua_pop(L, 1);
+  return v;
+}
+
+/*
+ * s3rdma.counters{url = "http://h:9000/minio/metrics/v3/api/rdma" |
+ *                 prometheus = "http://prom:9090", bearer_env, timeout}
+ *   -> {read_bytes, write_bytes, source}
+ * No url/prometheus: SKIP.  A missing metric raises (an AIStor without
+ * the RDMA build, or the wrong endpoint).
+ */
+static int l_counters(lua_State *L)
+{
+  static const char *const keys[] = {
+    "url", "prometheus", "bearer_env", "timeout", NULL
+  };
+  static const char *fn = "s3rdma.counters";
+  static const char *const names[2] = { S3RDMA_METRIC_READ,
+                                        S3RDMA_METRIC_WRITE };
+  const char *url, *prom, *benv, *bearer = NULL;
+  double v[2];
+  char err[512];
+  long to;
+
+  luaL_checktype(L, 1, LUA_TTABLE);
+  strata_check_keys(L, 1, fn, keys);
+  url = strata_opt_str(L, 1, fn, "url", NULL);
+  prom = strata_opt_str(L, 1, fn, "prometheus", NULL);
+  benv = strata_opt_str(L, 1, fn, "bearer_env", NULL);
+  to = (long)(strata_opt_num(L, 1, fn, "timeout", 10) * 1000);
+  if((!url || !*url) && (!prom || !*prom))
+    return strata_skip(L, "no RDMA counter source (site s3rdma.metrics_url "
+                       "or s3rdma.prometheus_url)");
+  if(benv && *benv && !(bearer = getenv(benv)))
+    return strata_skip(L, "the metrics token variable %s is not set", benv);
+  for(int i = 0; i < 2; i++) {
+    char *body = NULL, q[512], full[1024];
+    long st;
+    if(url && *url) {
+      if(i == 1) {
+        v[1] = v[1];               /* fetched with i == 0 below */
+        continue;
+      }
+      st = s3rdma_http_get(url, bearer, to, &body, err, sizeof(err));
+      if(st < 0)
+        return luaL_error(L, "%s: %s", fn, err);
+      if(st != 200) {
+        free(body);
+        return luaL_error(L, "%s: GET %s: HTTP %ld", fn, url, st);
+      }
+      for(int k = 0; k < 2; k++)
+        if(!s3rdma_prom_sum(body, names[k], &v[k])) {
+          free(body);
+          return luaL_error(L, "%s: %s has no %s (not an S3-over-RDMA "
+                            "build, or the wrong endpoint)", fn, url,
+                            names[k]);
+        }
+      free(body);
+      continue;
+    }
+    snprintf(q, sizeof(q), "sum(%s)", names[i]);
+    {
+      char enc[600];
+      size_t n = sigv4_uri_encode(q, strlen(q), 0, enc, sizeof(enc));
+      if(n == (size_t)-1)
+        return luaL_error(L, "%s: query too long", fn);
+      snprintf(full, sizeof(full), "%s/api/v1/query?query=%s", prom, enc);
+    }
+    st = s3rdma_http_get(full, bearer, to, &body, err, sizeof(err));
+    if(st < 0)
+      return luaL_error(L, "%s: %s", fn, err);
+    if(st != 200 || s3rdma_prom_query_value(body, &v[i])) {
+      free(body);
+      return luaL_error(L, "%s: Prometheus %s: no value for %s (HTTP %ld)",
+                        fn, prom, q, st);
+    }
+    free(body);
+  }
+  lua_createtable(L, 0, 3);
+  strata_set_num(L, "read_bytes", v[0]);
+  strata_set_num(L, "write_bytes", v[1]);
+  strata_set_str(L, "source", url && *url ? url : prom);
+  return 1;
+}
+
+/*
+ * s3rdma.prove(r, before, after [, {tolerance = 0}])
+ *   -> {verdict = "PROVEN"|"DECLINED"|"NOT PROVEN", reason,
+ *       delta_read, delta_write, reply, landed, counters}
+ * r is what s3rdma.run returned (mode rdma); before/after come from
+ * s3rdma.counters, or are nil when the site has no counter source (then
+ * the counter witness is "absent" and the verdict NOT PROVEN).
+ */
+static int l_prove(lua_State *L)
+{
+  double ok, fb, reply, landed, verr, rberr, getb, putb, dr = 0, dw = 0;
+  double tol, declined, failed;
+  const char *verdict = "PROVEN", *creason = "absent";
+  char reason[1100] = "";
+  int have_counters = lua_istable(L, 2) && lua_istable(L, 3);
+  int w1, w2, w3 = 0;
+
+  luaL_checktype(L, 1, LUA_TTABLE);
+  tol = 0;
+  if(lua_istable(L, 4))
+    tol = fnum(L, 4, "tolerance");
+  ok = fnum(L, 1, "ok");
+  fb = fnum(L, 1, "fallback_requests");
+  declined = fnum(L, 1, "declined");
+  failed = fnum(L, 1, "failed");
+  reply = fnum(L, 1, "reply_ok");
+  landed = fnum(L, 1, "landed_ok");
+  verr = fnum(L, 1, "verify_errors");
+  rberr = fnum(L, 1, "readback_errors");
+  getb = fnum(L, 1, "rdma_get_bytes");
+  putb = fnum(L, 1, "rdma_put_bytes");
+  ok -= fb;                                   /* RDMA successes only */
+  w1 = ok > 0 && reply >= ok;
+  w2 = ok > 0 && landed >= ok && verr == 0 && rberr == 0;
+  if(have_counters) {
+    dr = fnum(L, 3, "read_bytes") - fnum(L, 2, "read_bytes");
+    dw = fnum(L, 3, "write_bytes") - fnum(L, 2, "write_bytes");
+    w3 = fabs(dr - putb) <= tol * (putb > 0 ? putb : 1) &&
+         fabs(dw - getb) <= tol * (getb > 0 ? getb : 1);
+    creason = w3 ? "match" : "mismatch";
+  }
+  if(ok <= 0 && declined > 0 && failed == 0) {
+    verdict = "DECLINED";
+    snprintf(reason, sizeof(reason), "the server declined RDMA (501) for "
+             "%.0f request(s)%s", declined, fb > 0 ?
+             "; they went over HTTP (counted as fallback)" : "");
+  }
+  else if(!w1 || !w2 || !w3 || failed > 0) {
+    char first[420] = "";
+    lua_getfield(L, 1, "first_error");
+    if(lua_isstring(L, -1))
+      snprintf(first, sizeof(first), "; first error: %s",
+               lua_tostring(L, -1));
+    lua_pop(L, 1);
+    verdict = "NOT PROVEN";
+    snprintf(reason, sizeof(reason), "RDMA not proven: %.0f of %.0f "
+             "request(s) failed%s; of %.0f moved: reply header %s (%.0f), "
+             "bytes landed %s (%.0f, %.0f wrong, %.0f read-back errors), "
+             "server counters %s (read +%.0f for %.0f PUT bytes, write "
+             "+%.0f for %.0f GET bytes)", failed, fnum(L, 1, "requests"),
+             first, ok, w1 ? "ok" : "WRONG", reply, w2 ? "ok" : "WRONG",
+             landed, verr, rberr, creason, dr, putb, dw, getb);
+  }
+  lua_createtable(L, 0, 8);
+  strata_set_str(L, "verdict", verdict);
+  strata_set_str(L, "reason", reason);
+  strata_set_num(L, "delta_read", dr);
+  strata_set_num(L, "delta_write", dw);
+  strata_set_bool(L, "reply", w1);
+  strata_set_bool(L, "landed", w2);
+  strata_set_str(L, "counters", creason);
+  return 1;
+}
+
+/*
+ * s3rdma.single{client, op = "get"|"put", bucket, key, size, offset,
+ *               ranged, part, upload_id, token}
+ *   -> {status = "ok"|"declined"|"failed", http, rdma_reply,
+ *       bytes_reported, error}
+ */
+static int l_single(lua_State *L)
+{
+  static const char *const keys[] = {
+    "client", "op", "bucket", "key", "size", "offset", "ranged", "part",
+    "upload_id", "token", NULL
+  };
+  static const char *const ops[] = { "get", "put", NULL };
+  static const char *const st[] = { "ok", "declined", "failed" };
+  static const char *fn = "s3rdma.single";
+  struct s3rdma_single q;
+  struct s3rdma_outcome o;
+  struct l_client *c;
+
+  luaL_checktype(L, 1, LUA_TTABLE);
+  strata_check_keys(L, 1, fn, keys);
+  lua_getfield(L, 1, "client");
+  c = s3l_check(L, -1, fn);
+  lua_pop(L, 1);
+  memset(&q, 0, sizeof(q));
+  q.put = opt_enum(L, fn, "op", "get", ops);
+  q.bucket = strata_opt_str(L, 1, fn, "bucket", NULL);
+  q.key = strata_opt_str(L, 1, fn, "key", NULL);
+  q.token = strata_opt_str(L, 1, fn, "token", NULL);
+  if(!q.bucket || !q.key || !q.token)
+    return luaL_error(L, "%s: bucket, key and token are required", fn);
+  q.size = opt_size(L, fn, "size", 1, 1);
+  q.offset = opt_size(L, fn, "offset", 0, 0);
+  q.ranged = strata_opt_bool(L, 1, fn, "ranged", 0);
+  q.part = (int)strata_opt_int(L, 1, fn, "part", 0);
+  q.upload_id = strata_opt_str(L, 1, fn, "upload_id", NULL);
+  s3rdma_single_transfer(c->conn, &q, &o);
+  lua_createtable(L, 0, 6);
+  strata_set_str(L, "status", st[o.status]);
+  strata_set_int(L, "http", o.ready_status);
+  strata_set_int(L, "rdma_reply", o.rdma_reply);
+  strata_set_int(L, "bytes_reported", (lua_Integer)o.bytes_reported);
+  strata_set_str(L, "error", o.error);
+  return 1;
+}
+
+static void set_hex(lua_State *L, const char *k, const uint8_t *b, int n)
+{
+  char h[64];
+  for(int i = 0; i < n; i++)
+    snprintf(h + 2 * i, 3, "%02x", b[i]);
+  strata_set_str(L, k, h);
+}
+
+/* s3rdma.token_decode(hex) -> {transport, qpn, gid, rkey, addr, len,
+ * port, lid}; a malformed token raises. */
+static int l_token_decode(lua_State *L)
+{
+  size_t n;
+  const char *hex = luaL_checklstring(L, 1, &n), *why = "";
+  struct s3rdma_token t;
+  if(s3rdma_token_decode(hex, n, &t, &why))
+    return luaL_error(L, "s3rdma.token_decode: bad token (%s)", why);
+  lua_createtable(L, 0, 8);
+  strata_set_int(L, "transport", t.transport);
+  strata_set_int(L, "qpn", t.qpn);
+  set_hex(L, "gid", t.gid, 16);
+  strata_set_int(L, "rkey", t.rkey);
+  strata_set_int(L, "addr", (lua_Integer)t.addr);
+  strata_set_int(L, "len", (lua_Integer)t.len);
+  strata_set_int(L, "port", t.port);
+  strata_set_int(L, "lid", t.lid);
+  return 1;
+}
+
+/* s3rdma.token_encode{transport, qpn, gid (32 hex), rkey, addr, len,
+ * port, lid} -> 88 hex */
+static int l_token_encode(lua_State *L)
+{
+  static const char *const keys[] = {
+    "transport", "qpn", "gid", "rkey", "addr", "len", "port", "lid", NULL
+  };
+  static const char *fn = "s3rdma.token_encode";
+  struct s3rdma_token t;
+  const char *gid;
+  char out[89];
+  luaL_checktype(L, 1, LUA_TTABLE);
+  strata_check_keys(L, 1, fn, keys);
+  memset(&t, 0, sizeof(t));
+  t.transport = (uint8_t)strata_opt_int(L, 1, fn, "transport", 1);
+  t.qpn = (uint32_t)strata_opt_int(L, 1, fn, "qpn", 0);
+  t.rkey = (uint32_t)strata_opt_int(L, 1, fn, "rkey", 0);
+  t.addr = (uint64_t)strata_opt_int(L, 1, fn, "addr", 0);
+  t.len = (uint64_t)strata_opt_int(L, 1, fn, "len", 0);
+  t.port = (uint8_t)strata_opt_int(L, 1, fn, "port", 1);
+  t.lid = (uint16_t)strata_opt_int(L, 1, fn, "lid", 0);
+  gid = strata_opt_str(L, 1, fn, "gid", "");
+  if(*gid) {
+    if(strlen(gid) != 32)
+      return luaL_error(L, "%s: gid must be 32 hex digits", fn);
+    for(int i = 0; i < 16; i++) {
+      unsigned b;
+      if(sscanf(gid + 2 * i, "%2x", &b) != 1)
+        return luaL_error(L, "%s: gid must be 32 hex digits", fn);
+      t.gid[i] = (uint8_t)b;
+    }
+  }
+  s3rdma_token_encode(&t, out);
+  lua_pushstring(L, out);
+  return 1;
+}
+
+/* s3rdma.cuobj_probe() -> true | false, reason */
+static int l_cuobj_probe(lua_State *L)
+{
+  char why[300];
+  struct s3rdma_cuobj *c = s3rdma_cuobj_open(why, sizeof(why));
+  if(!c) {
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, why);
+    return 2;
+  }
+  s3rdma_cuobj_close(&c);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static const luaL_Reg funcs[] = {
+  {"run", l_run},
+  {"counters", l_counters},
+  {"prove", l_prove},
+  {"single", l_single},
+  {"token_encode", l_token_encode},
+  {"token_decode", l_token_decode},
+  {"cuobj_probe", l_cuobj_probe},
+  {NULL, NULL}
+};
+
+int luaopen_strata_s3rdma(lua_State *L)
+{
+  luaL_newlib(L, funcs);
+  lua_pushstring(L, S3RDMA_PROTOCOL);
+  lua_setfield(L, -2, "protocol");
+  return 1;
+}

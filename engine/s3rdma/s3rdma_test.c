@@ -1,0 +1,160 @@
+/*
+ * s3rdma_test.c - hardware-free checks of the s3rdma family: the token
+ * codec (a hand-built vector), the wire parsers, the Prometheus reader and
+ * the data pattern.  Exit status 0 when every check holds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pattern.h"
+#include "prom.h"
+#include "token.h"
+#include "wire.h"
+
+static int failures;
+
+#define CHECK(cond) do { \
+    if(!(cond)) { \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
+              #cond); \
+      failures++; \
+    } \
+  } while(0)
+
+static void test_token(void)
+{
+  struct s3rdma_token t, u;
+  char hex[89];
+  const char *why = NULL;
+  /* transport 01 | qpn 0x00123456 LE | gid ::ffff:10.77.0.1 | rkey
+   * 0xdeadbeef LE | addr 0x7f0011223344 LE | len 4096 LE | port 1 |
+   * lid 0x0102 LE, written out by hand */
+  static const char want[] =
+    "01" "56341200"
+    "00000000000000000000ffff0a4d0001"
+    "efbeadde"
+    "4433221100" "7f0000"
+    "0010000000000000"
+    "01" "0201";
+  memset(&t, 0, sizeof(t));
+  t.transport = 1;
+  t.qpn = 0x123456;
+  t.gid[10] = 0xff, t.gid[11] = 0xff;
+  t.gid[12] = 10, t.gid[13] = 77, t.gid[14] = 0, t.gid[15] = 1;
+  t.rkey = 0xdeadbeef;
+  t.addr = 0x7f0011223344ull;
+  t.len = 4096;
+  t.port = 1;
+  t.lid = 0x0102;
+  s3rdma_token_encode(&t, hex);
+  CHECK(strlen(want) == 88);
+  CHECK(!strcmp(hex, want));
+  CHECK(!s3rdma_token_decode(hex, 88, &u, &why));
+  CHECK(!memcmp(&t.gid, &u.gid, 16) && u.qpn == t.qpn &&
+        u.rkey == t.rkey && u.addr == t.addr && u.len == t.len &&
+        u.port == 1 && u.lid == 0x0102 && u.transport == 1);
+  CHECK(s3rdma_token_is_rc(hex, 88));
+  hex[0] = '7';
+  CHECK(s3rdma_token_decode(hex, 88, &u, &why) && !strcmp(why,
+                                                          "transport"));
+  CHECK(s3rdma_token_decode(want, 87, &u, &why) && !strcmp(why, "length"));
+  memcpy(hex, want, 89);
+  hex[40] = 'g';
+  CHECK(s3rdma_token_decode(hex, 88, &u, &why) && !strcmp(why, "not hex"));
+  /* upper case decodes too */
+  memcpy(hex, want, 89);
+  for(int i = 0; i < 88; i++)
+    if(hex[i] >= 'a')
+      hex[i] = (char)(hex[i] - 32);
+  CHECK(!s3rdma_token_decode(hex, 88, &u, &why) && u.rkey == 0xdeadbeef);
+}
+
+static void test_wire(void)
+{
+  uint64_t v;
+  int code;
+  char tok[89];
+  struct s3rdma_target t;
+  const char *why;
+  char out[256];
+
+  CHECK(!s3rdma_parse_hex("00ff10", 6, &v) && v == 0xff10);
+  CHECK(s3rdma_parse_hex("1234567", 6, &v));
+  CHECK(s3rdma_parse_hex("", 6, &v));
+  CHECK(s3rdma_parse_hex("12x", 6, &v));
+  CHECK(!s3rdma_parse_dec("2147483647", &v) && v == 2147483647ull);
+  CHECK(s3rdma_parse_dec("-1", &v));
+  CHECK(s3rdma_parse_dec("99999999999999999999999", &v));
+  CHECK(!s3rdma_reply_parse("206", &code, tok) && code == 206 && !tok[0]);
+  CHECK(!s3rdma_reply_parse("ok", &code, tok) && code == 200);
+  CHECK(s3rdma_reply_parse("200:abc", &code, tok));
+  memset(out, 'a', 88);
+  strcpy(out, "200:");
+  memset(out + 4, 'a', 88);
+  out[92] = '\0';
+  CHECK(!s3rdma_reply_parse(out, &code, tok) && code == 200 &&
+        strlen(tok) == 88);
+  CHECK(!s3rdma_target_parse("/bkt/a/b%20c?partNumber=3&uploadId=x%2By",
+                             &t, &why));
+  CHECK(!strcmp(t.bucket, "bkt") && !strcmp(t.key, "a/b c") &&
+        t.part == 3 && !strcmp(t.upload_id, "x+y"));
+  CHECK(s3rdma_target_parse("/bkt", &t, &why));
+  CHECK(s3rdma_target_parse("/bkt/k?partNumber=0", &t, &why));
+  CHECK(s3rdma_target_parse("/bkt/../etc", &t, &why));
+  CHECK(s3rdma_target_parse("/bkt/k%2", &t, &why));
+  CHECK(!s3rdma_target_build("bkt", "a/b c", 2, "x+y", out, sizeof(out)));
+  CHECK(!strcmp(out, "/bkt/a/b%20c?partNumber=2&uploadId=x%2By"));
+  CHECK(!s3rdma_target_parse(out, &t, &why) && t.part == 2);
+}
+
+static void test_prom(void)
+{
+  static const char text[] =
+    "# HELP minio_api_rdma_read_bytes_total bytes\n"
+    "# TYPE minio_api_rdma_read_bytes_total counter\n"
+    "minio_api_rdma_read_bytes_total{server=\"a\",x=\"}\"} 100\n"
+    "minio_api_rdma_read_bytes_total{server=\"b\"} 2.5e2\n"
+    "minio_api_rdma_read_bytes_total_x 7\n"
+    "minio_api_rdma_write_bytes_total 42\n";
+  double v;
+  CHECK(s3rdma_prom_sum(text, S3RDMA_METRIC_READ, &v) == 2 && v == 350);
+  CHECK(s3rdma_prom_sum(text, S3RDMA_METRIC_WRITE, &v) == 1 && v == 42);
+  CHECK(s3rdma_prom_sum(text, "nothing", &v) == 0);
+  CHECK(!s3rdma_prom_query_value(
+          "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+          "\"result\":[{\"metric\":{},\"value\":[1.7e9,\"12345\"]}]}}", &v) &&
+        v == 12345);
+  CHECK(s3rdma_prom_query_value("{\"data\":{\"result\":[]}}", &v));
+}
+
+static void test_pattern(void)
+{
+  size_t n = 100000;
+  unsigned char *a = malloc(n), *b = malloc(n);
+  uint64_t s = s3rdma_pattern_seed(7, 3);
+  s3rdma_pattern_fill(a, s, 0, n);
+  s3rdma_pattern_fill(b, s, 13, n - 13);     /* an unaligned range */
+  CHECK(!memcmp(a + 13, b, n - 13));
+  CHECK(s3rdma_pattern_check(a, s, 0, n) == -1);
+  CHECK(s3rdma_pattern_check(b, s, 13, n - 13) == -1);
+  a[5000] ^= 1;
+  CHECK(s3rdma_pattern_check(a, s, 0, n) == 5000);
+  CHECK(s3rdma_pattern_check(a, s3rdma_pattern_seed(7, 4), 0, 64) >= 0);
+  free(a);
+  free(b);
+}
+
+int main(void)
+{
+  test_token();
+  test_wire();
+  test_prom();
+  test_pattern();
+  if(failures) {
+    fprintf(stderr, "s3rdma_test: %d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("s3rdma_test: all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,479 @@
+/*
+ * workload.c - the measuring engine of the s3rdma family (workload.h).
+ *
+ * Method (docs/s3-rdma.md, "Measurement"): `concurrency` threads each own
+ * one HTTP connection (plus, for RDMA, one CQ + RC QP and one registered
+ * buffer) and take request numbers from a shared counter until
+ * `requests` are done; one request in flight per thread.  A request's
+ * latency runs from its first byte sent to its data verified present
+ * (RDMA: the completion; HTTP: the last body byte).  Throughput = bytes
+ * moved / wall time of the whole run.  CPU = this process's user+system
+ * time over the run (getrusage), as a share of one core.  Filling PUT
+ * buffers and checking GET bytes is outside the timed part of a request.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "multipart.h"
+#include "pattern.h"
+#include "rc_client.h"
+#include "strata.h"
+#include "verbs.h"
+#include "workload.h"
+
+struct shared {
+  const struct s3rdma_run_opts *o;
+  struct verbs_dev *dev;               /* RC mode */
+  atomic_int next;
+  int tasks;                           /* requests, or uploads x parts */
+  int nparts;
+  uint64_t deadline_ns;
+  char (*upload_id)[128];              /* multipart, per object */
+  struct s3_part *parts;               /* [object * nparts + part - 1] */
+  pthread_mutex_t lock;                /* first_error */
+  struct s3rdma_run_result *res;
+};
+
+struct worker {
+  struct shared *sh;
+  pthread_t tid;
+  struct s3_conn *conn;
+  struct s3rdma_rc rc;
+  int rc_open;
+  struct verbs_buf vbuf;               /* RC: registered */
+  void *mem;                           /* TCP: plain */
+  size_t cap;
+  struct stats_samples lat;
+  uint64_t ok, declined, failed, bytes, fb_req, fb_bytes, reply_ok;
+  uint64_t landed_ok, verified, verify_errors, get_b, put_b;
+};
+
+static void note_error(struct shared *sh, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+
+static void note_error(struct shared *sh, const char *fmt, ...)
+{
+  va_list ap;
+  pthread_mutex_lock(&sh->lock);
+  if(!sh->res->first_error[0]) {
+    va_start(ap, fmt);
+    vsnprintf(sh->res->first_error, sizeof(sh->res->first_error), fmt, ap);
+    va_end(ap);
+  }
+  pthread_mutex_unlock(&sh->lock);
+}
+
+static void *buf_ptr(struct worker *w)
+{
+  return w->mem ? w->mem : w->vbuf.addr;
+}
+
+static void object_key(const struct s3rdma_run_opts *o, int obj, char *out,
+                       size_t cap)
+{
+  snprintf(out, cap, "%s%d", o->prefix, obj);
+}
+
+/* One plain-HTTP transfer; 0 when it moved len bytes. */
+static int http_xfer(struct worker *w, int put, const char *key, int part,
+                     const char *upload_id, uint64_t off, uint64_t len,
+                     int ranged, char etag[80], char *err, size_t cap)
+{
+  const struct s3rdma_run_opts *o = w->sh->o;
+  struct s3_req q;
+  struct s3_resp r;
+  struct sigv4_header h[1];
+  char range[64];
+  int rc = -1;
+
+  if(part > 0) {
+    rc = s3_mp_part(w->conn, o->bucket, key, upload_id, part, buf_ptr(w),
+                    len, NULL, NULL, etag, &r);
+    if(rc)
+      snprintf(err, cap, "UploadPart %s part %d: HTTP %ld %s %s", key, part,
+               r.status, r.code, r.error);
+    s3_resp_free(&r);
+    return rc;
+  }
+  memset(&q, 0, sizeof(q));
+  q.method = put ? "PUT" : "GET";
+  q.bucket = o->bucket;
+  q.key = key;
+  if(put) {
+    q.body = buf_ptr(w);
+    q.body_len = len;
+  }
+  else {
+    q.dst = buf_ptr(w);
+    q.dst_cap = w->cap;
+    if(ranged) {
+      snprintf(range, sizeof(range), "bytes=%llu-%llu",
+               (unsigned long long)off, (unsigned long long)(off + len - 1));
+      h[0] = (struct sigv4_header){ "range", range };
+      q.headers = h;
+      q.nheaders = 1;
+    }
+  }
+  s3_perform(w->conn, &q, &r);
+  if(r.fail != S3_OK)
+    snprintf(err, cap, "%s %s: %s: %s", q.method, key, s3_strfail(r.fail),
+             r.error);
+  else if(r.status / 100 != 2)
+    snprintf(err, cap, "%s %s: HTTP %ld %s", q.method, key, r.status,
+             r.code);
+  else if(!put && r.bytes_in != len)
+    snprintf(err, cap, "GET %s: %llu bytes, expected %llu", key,
+             (unsigned long long)r.bytes_in, (unsigned long long)len);
+  else
+    rc = 0;
+  if(!rc && etag)
+    (void)s3_resp_header(&r, "etag", etag, 80);
+  s3_resp_free(&r);
+  return rc;
+}
+
+static void one_task(struct worker *w, int t)
+{
+  struct shared *sh = w->sh;
+  const struct s3rdma_run_opts *o = sh->o;
+  int obj, part = 0, put = o->op != S3RDMA_OP_GET, ranged = 0;
+  uint64_t off = 0, len = o->size, seed, t0;
+  const char *upload_id = NULL;
+  char key[512], err[400], etag[80] = "";
+  struct s3rdma_outcome oc;
+
+  if(o->op == S3RDMA_OP_MULTIPART) {
+    obj = t / sh->nparts;
+    part = t % sh->nparts + 1;
+    off = (uint64_t)(part - 1) * o->part_size;
+    len = o->size - off < o->part_size ? o->size - off : o->part_size;
+    upload_id = sh->upload_id[obj];
+  }
+  else {
+    obj = t % o->objects;
+    if(o->op == S3RDMA_OP_GET && o->range_len) {
+      off = o->range_off;
+      len = o->range_len;
+      ranged = 1;
+    }
+  }
+  object_key(o, obj, key, sizeof(key));
+  seed = s3rdma_pattern_seed(o->seed, (uint64_t)obj);
+  if(put)
+    s3rdma_pattern_fill(buf_ptr(w), seed, off, (size_t)len);
+  else
+    memset(buf_ptr(w), 0, (size_t)len);
+
+  t0 = strata_now_ns();
+  if(o->mode == S3RDMA_MODE_RC) {
+    struct s3rdma_xfer x = {
+      .put = put, .bucket = o->bucket, .key = key, .part = part,
+      .upload_id = upload_id, .size = len, .offset = off,
+      .has_offset = ranged, .buf = &w->vbuf, .buf_off = 0
+    };
+    s3rdma_rc_transfer(&w->rc, &x, &oc);
+    w->reply_ok += oc.reply_ok;
+    w->landed_ok += oc.landed_ok;
+    if(oc.status == S3RDMA_DECLINED) {
+      w->declined++;
+      if(!o->http_fallback) {
+        note_error(sh, "%s %s: %s", put ? "PUT" : "GET", key, oc.error);
+        return;
+      }
+      if(http_xfer(w, put, key, part, upload_id, off, len, ranged, etag,
+                   err, sizeof(err))) {
+        w->failed++;
+        note_error(sh, "HTTP fallback: %s", err);
+        return;
+      }
+      w->fb_req++;
+      w->fb_bytes += len;
+    }
+    else if(oc.status != S3RDMA_OK) {
+      w->failed++;
+      note_error(sh, "%s %s: %s: %s", put ? "PUT" : "GET", key, oc.step,
+                 oc.error);
+      return;
+    }
+    else {
+      w->bytes += oc.bytes_landed;
+      if(put)
+        w->put_b += oc.bytes_landed;
+      else
+        w->get_b += oc.bytes_landed;
+      snprintf(etag, sizeof(etag), "%s", oc.etag);
+    }
+  }
+  else {
+    if(http_xfer(w, put, key, part, upload_id, off, len, ranged, etag, err,
+                 sizeof(err))) {
+      w->failed++;
+      note_error(sh, "%s", err);
+      return;
+    }
+    w->bytes += len;
+  }
+  (void)stats_add(&w->lat, (double)(strata_now_ns() - t0) / 1e6);
+  if(part > 0) {
+    struct s3_part *p = &sh->parts[obj * sh->nparts + part - 1];
+    p->number = part;
+    snprintf(p->etag, sizeof(p->etag), "%s", etag);
+  }
+  if(!put && o->verify) {
+    int64_t bad = s3rdma_pattern_check(buf_ptr(w), seed, off, (size_t)len);
+    w->verified++;
+    if(bad >= 0) {
+      w->verify_errors++;
+      w->ok--;                  /* undone below: counted as failed */
+      w->failed++;
+      note_error(sh, "GET %s: RDMA not proven: the bytes that landed "
+                 "differ from the object at offset %llu", key,
+                 (unsigned long long)(off + (uint64_t)bad));
+    }
+  }
+  w->ok++;
+}
+
+static void *worker_main(void *arg)
+{
+  struct worker *w = arg;
+  struct shared *sh = w->sh;
+  for(;;) {
+    int t = atomic_fetch_add(&sh->next, 1);
+    if(t >= sh->tasks || strata_stop_flag ||
+       (sh->deadline_ns && strata_now_ns() > sh->deadline_ns))
+      break;
+    one_task(w, t);
+  }
+  return NULL;
+}
+
+static int worker_open(struct worker *w, char *err, size_t cap)
+{
+  const struct s3rdma_run_opts *o = w->sh->o;
+  if(stats_init(&w->lat, 1024) ||
+     !(w->conn = s3_conn_new(o->data_cfg))) {
+    snprintf(err, cap, "out of memory");
+    return -1;
+  }
+  if(o->mode == S3RDMA_MODE_RC) {
+    if(verbs_buf_host(w->sh->dev, &w->vbuf, w->cap, 0, -1,
+                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                      IBV_ACCESS_REMOTE_READ) ||
+       s3rdma_rc_open(&w->rc, w->sh->dev, o->ctrl_cfg)) {
+      snprintf(err, cap, "%s", verbs_errmsg());
+      return -1;
+    }
+    w->rc_open = 1;
+    if(o->landing_grace_s > 0)
+      w->rc.landing_grace_ns = (uint64_t)(o->landing_grace_s * 1e9);
+  }
+  else if(!(w->mem = aligned_alloc(4096, (w->cap + 4095) & ~(size_t)4095))) {
+    snprintf(err, cap, "cannot allocate %zu bytes", w->cap);
+    return -1;
+  }
+  return 0;
+}
+
+static void worker_close(struct worker *w)
+{
+  if(w->rc_open)
+    s3rdma_rc_close(&w->rc);
+  verbs_buf_free(&w->vbuf);
+  free(w->mem);
+  w->mem = NULL;
+  s3_conn_free(&w->conn);
+  stats_free(&w->lat);
+}
+
+/* Create (before) or complete (after) the multipart uploads. */
+static int mp_step(struct shared *sh, struct s3_conn *c, int complete)
+{
+  const struct s3rdma_run_opts *o = sh->o;
+  char key[512];
+  for(int u = 0; u < o->objects; u++) {
+    struct s3_resp r;
+    int rc;
+    object_key(o, u, key, sizeof(key));
+    rc = complete ?
+      s3_mp_complete(c, o->bucket, key, sh->upload_id[u],
+                     &sh->parts[u * sh->nparts], (size_t)sh->nparts, &r) :
+      s3_mp_create(c, o->bucket, key, sh->upload_id[u], 128, &r);
+    if(rc) {
+      note_error(sh, "%s %s: HTTP %ld %s %s", complete ?
+                 "CompleteMultipartUpload" : "CreateMultipartUpload", key,
+                 r.status, r.code, r.error);
+      s3_resp_free(&r);
+      return -1;
+    }
+    s3_resp_free(&r);
+  }
+  return 0;
+}
+
+/* GET every written object back over HTTP and check every byte. */
+static void readback(struct shared *sh, struct s3_conn *c)
+{
+  const struct s3rdma_run_opts *o = sh->o;
+  int n = o->op == S3RDMA_OP_MULTIPART ? o->objects :
+          (o->requests < o->objects ? o->requests : o->objects);
+  void *b = malloc((size_t)o->size);
+  char key[512];
+  if(!b) {
+    note_error(sh, "read-back: cannot allocate %llu bytes",
+               (unsigned long long)o->size);
+    sh->res->readback_errors += (uint64_t)n;
+    return;
+  }
+  for(int i = 0; i < n; i++) {
+    struct s3_req q = { 0 };
+    struct s3_resp r;
+    int64_t bad = -1;
+    object_key(o, i, key, sizeof(key));
+    q.method = "GET";
+    q.bucket = o->bucket;
+    q.key = key;
+    q.dst = b;
+    q.dst_cap = o->size;
+    s3_perform(c, &q, &r);
+    if(r.fail == S3_OK && r.status == 200 && r.bytes_in == o->size)
+      bad = s3rdma_pattern_check(b, s3rdma_pattern_seed(o->seed,
+                                 (uint64_t)i), 0, (size_t)o->size);
+    if(r.fail != S3_OK || r.status != 200 || r.bytes_in != o->size ||
+       bad >= 0) {
+      sh->res->readback_errors++;
+      note_error(sh, "read-back GET %s over HTTP: %s", key,
+                 r.fail != S3_OK ? r.error :
+                 r.status != 200 ? "not stored (HTTP error)" :
+                 r.bytes_in != o->size ? "wrong length" :
+                 "the stored bytes differ from what was sent");
+    }
+    else
+      sh->res->readback_ok++;
+    s3_resp_free(&r);
+  }
+  free(b);
+}
+
+int s3rdma_run(const struct s3rdma_run_opts *o,
+               struct s3rdma_run_result *res)
+{
+  struct shared sh;
+  struct worker *w = NULL;
+  struct verbs_dev dev;
+  struct rusage ru0, ru1;
+  uint64_t t0;
+  int nw = o->concurrency, started = 0, rc = -1;
+  size_t cap;
+
+  memset(res, 0, sizeof(*res));
+  memset(&sh, 0, sizeof(sh));
+  memset(&dev, 0, sizeof(dev));
+  res->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if(stats_init(&res->lat_ms, 1024))
+    return -1;
+  sh.o = o;
+  sh.res = res;
+  pthread_mutex_init(&sh.lock, NULL);
+  if(o->op == S3RDMA_OP_MULTIPART) {
+    sh.nparts = (int)((o->size + o->part_size - 1) / o->part_size);
+    sh.tasks = sh.nparts * o->objects;
+    cap = (size_t)o->part_size;
+    sh.upload_id = calloc((size_t)o->objects, sizeof(*sh.upload_id));
+    sh.parts = calloc((size_t)sh.tasks, sizeof(*sh.parts));
+    if(!sh.upload_id || !sh.parts) {
+      snprintf(res->setup_error, sizeof(res->setup_error), "out of memory");
+      goto out;
+    }
+  }
+  else {
+    sh.tasks = o->requests;
+    cap = (size_t)(o->op == S3RDMA_OP_GET && o->range_len ? o->range_len :
+                   o->size);
+  }
+  if(o->mode == S3RDMA_MODE_RC) {
+    enum verbs_code vc = verbs_dev_open(&dev, o->dev, o->port,
+                                        o->gid_index);
+    if(vc) {
+      res->setup_skip = vc == VERBS_ENODEV || vc == VERBS_EPORT;
+      snprintf(res->setup_error, sizeof(res->setup_error), "%s",
+               verbs_errmsg());
+      goto out;
+    }
+    sh.dev = &dev;
+  }
+  w = calloc((size_t)nw, sizeof(*w));
+  if(!w) {
+    snprintf(res->setup_error, sizeof(res->setup_error), "out of memory");
+    goto out;
+  }
+  for(int i = 0; i < nw; i++) {
+    w[i].sh = &sh;
+    w[i].cap = cap;
+    if(worker_open(&w[i], res->setup_error, sizeof(res->setup_error)))
+      goto out;
+  }
+  if(o->op == S3RDMA_OP_MULTIPART && mp_step(&sh, w[0].conn, 0)) {
+    snprintf(res->setup_error, sizeof(res->setup_error), "%s",
+             res->first_error);
+    goto out;
+  }
+  getrusage(RUSAGE_SELF, &ru0);
+  t0 = strata_now_ns();
+  if(o->timeout_s > 0)
+    sh.deadline_ns = t0 + (uint64_t)(o->timeout_s * 1e9);
+  for(; started < nw; started++)
+    if(pthread_create(&w[started].tid, NULL, worker_main, &w[started])) {
+      snprintf(res->setup_error, sizeof(res->setup_error),
+               "cannot start worker thread %d", started);
+      break;
+    }
+  for(int i = 0; i < started; i++)
+    pthread_join(w[i].tid, NULL);
+  res->duration_ns = strata_now_ns() - t0;
+  getrusage(RUSAGE_SELF, &ru1);
+  res->cpu_s = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+               (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+               (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
+               (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+  if(started < nw)
+    goto out;
+  for(int i = 0; i < nw; i++) {
+    res->ok += w[i].ok;
+    res->declined += w[i].declined;
+    res->failed += w[i].failed;
+    res->bytes += w[i].bytes;
+    res->fallback_requests += w[i].fb_req;
+    res->fallback_bytes += w[i].fb_bytes;
+    res->reply_ok += w[i].reply_ok;
+    res->landed_ok += w[i].landed_ok;
+    res->verified += w[i].verified;
+    res->verify_errors += w[i].verify_errors;
+    res->rdma_get_bytes += w[i].get_b;
+    res->rdma_put_bytes += w[i].put_b;
+    (void)stats_merge(&res->lat_ms, &w[i].lat);
+  }
+  res->requests = (uint64_t)sh.tasks;
+  if(o->op == S3RDMA_OP_MULTIPART && res->failed == 0 &&
+     res->declined == res->fallback_requests &&
+     mp_step(&sh, w[0].conn, 1))
+    res->failed++;
+  if(o->readback && o->op != S3RDMA_OP_GET && res->failed == 0)
+    readback(&sh, w[0].conn);
+  rc = 0;
+out:
+  for(int i = 0; w && i < nw; i++)
+    worker_close(&w[i]);
+  free(w);
+  free(sh.upload_id);
+  free(sh.parts);
+  verbs_dev_close(&dev);
+  pthread_mutex_destroy(&sh.lock);
+  return rc;
+}

@@ -1,0 +1,187 @@
+-- strata.report.junit: the run as JUnit XML for CI dashboards.
+--
+--   require("strata.report.junit").write("reports/run.junit.xml", model)
+--
+-- One <testsuite> per layer (ladder order), one <testcase> per matrix cell
+-- named "R2[size=4096,qps=1]" (just "R2" for a single cell), classname
+-- "<layer>.<id>".  FAIL -> <failure> with the failed checks' texts, ERROR
+-- -> <error>, SKIP -> <skipped>, BLOCKED -> <skipped message="BLOCKED:
+-- ...">; the measured metrics and notes go to <system-out>.  Raises on a
+-- failed write.
+local common = require "strata.report.common"
+
+local M = {}
+local fmt, finite = common.fmt, common.finite
+
+local ENT = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
+              ['"'] = "&quot;", ["'"] = "&apos;", ["\n"] = "&#10;",
+              ["\r"] = "&#13;", ["\t"] = "&#9;" }
+
+-- Text safe for XML 1.0: valid UTF-8, no control characters but tab,
+-- newline, carriage return; markup escaped.  attr: escape newlines too.
+local function esc(s, attr)
+  s = common.utf8_clean(tostring(s or ""))
+  s = s:gsub("[\0-\8\11\12\14-\31\127]", "?")
+  if attr then
+    return (s:gsub("[&<>\"'\n\r\t]", ENT))
+  end
+  return (s:gsub("[&<>]", ENT))
+end
+M.escape = esc
+
+local function seconds(v)
+  return ("%.3f"):format(finite(v) and v or 0)
+end
+
+-- ISO time without the zone letter (the JUnit schema's xs:dateTime).
+local function stamp(s)
+  return (tostring(s or ""):gsub("Z$", ""))
+end
+
+-- Testcases of one test: its results, else one from the test itself.
+local function cases_of(t, rs)
+  local out = {}
+  for _, r in ipairs(rs) do
+    local label = common.cell_label(r.params or t.params, r.cell)
+    out[#out + 1] = {
+      name = t.id .. (label ~= "" and ("[" .. label .. "]") or ""),
+      status = r.status, reason = r.reason, time = r.duration_s,
+      checks = common.failed_checks(r), metrics = r.metrics,
+      notes = r.notes, started = r.started,
+    }
+  end
+  if #out == 0 then
+    out[1] = { name = t.id, status = t.status, reason = t.reason,
+               time = t.duration_s, checks = {} }
+  end
+  return out
+end
+
+local function sorted_keys(t)
+  local ks = {}
+  for k in pairs(t or {}) do ks[#ks + 1] = k end
+  table.sort(ks, function(a, b) return tostring(a) < tostring(b) end)
+  return ks
+end
+
+local function testcase(out, t, c)
+  out[#out + 1] = ('    <testcase name="%s" classname="%s" time="%s">')
+    :format(esc(c.name, true), esc(tostring(t.layer) .. "." .. t.id, true),
+            seconds(c.time))
+  local reason = c.reason or (#c.checks > 0 and c.checks[1]) or nil
+  if c.status == "FAIL" then
+    local body = #c.checks > 0 and table.concat(c.checks, "\n") or reason
+    out[#out + 1] = ('      <failure message="%s" type="FAIL">%s</failure>')
+      :format(esc(reason or "failed", true), esc(body or ""))
+  elseif c.status == "ERROR" then
+    out[#out + 1] = ('      <error message="%s" type="ERROR">%s</error>')
+      :format(esc(reason or "error", true), esc(reason or ""))
+  elseif c.status == "SKIP" then
+    out[#out + 1] = ('      <skipped message="%s"/>'):format(
+      esc(reason or "skipped", true))
+  elseif c.status == "BLOCKED" then
+    out[#out + 1] = ('      <skipped message="%s"/>'):format(
+      esc("BLOCKED: " .. (reason or "a test it needs did not pass"), true))
+  elseif c.status ~= "PASS" then
+    out[#out + 1] = ('      <error message="%s" type="%s"/>'):format(
+      esc("unknown status " .. tostring(c.status), true),
+      esc(tostring(c.status), true))
+  end
+  local lines = {}
+  if t.title then lines[#lines + 1] = tostring(t.title) end
+  for _, k in ipairs(sorted_keys(c.metrics)) do
+    local v = c.metrics[k]
+    if type(v) ~= "table" then
+      lines[#lines + 1] = ("%s = %s"):format(k, fmt(v))
+    end
+  end
+  for _, n in ipairs(c.notes or {}) do
+    lines[#lines + 1] = "note: " .. tostring(n)
+  end
+  if #lines > 0 then
+    out[#out + 1] = "      <system-out>" .. esc(table.concat(lines, "\n"))
+      .. "</system-out>"
+  end
+  out[#out + 1] = "    </testcase>"
+end
+
+local function tally(cases)
+  local n = { tests = #cases, failures = 0, errors = 0, skipped = 0,
+              time = 0 }
+  for _, c in ipairs(cases) do
+    if c.status == "FAIL" then n.failures = n.failures + 1
+    elseif c.status == "SKIP" or c.status == "BLOCKED" then
+      n.skipped = n.skipped + 1
+    elseif c.status ~= "PASS" then n.errors = n.errors + 1 end
+    n.time = n.time + (finite(c.time) and c.time or 0)
+  end
+  return n
+end
+
+local function counts_attrs(n)
+  return ('tests="%d" failures="%d" errors="%d" skipped="%d" time="%s"')
+    :format(n.tests, n.failures, n.errors, n.skipped, seconds(n.time))
+end
+
+-- The XML text for model.
+function M.encode(model)
+  local run = model.run or {}
+  local by = common.results_by_test(model)
+  -- suites in ladder order, then any layer the ladder does not name
+  local order, seen, suites = {}, {}, {}
+  for _, l in ipairs(model.layers or {}) do
+    order[#order + 1] = l
+    seen[l] = true
+  end
+  for _, t in ipairs(model.tests or {}) do
+    local l = tostring(t.layer)
+    if not seen[l] then order[#order + 1] = l seen[l] = true end
+    suites[l] = suites[l] or {}
+    table.insert(suites[l], t)
+  end
+  local body, all = {}, {}
+  for _, l in ipairs(order) do
+    local tests = suites[l]
+    if tests then
+      local cases, pairs_ = {}, {}
+      for _, t in ipairs(tests) do
+        for _, c in ipairs(cases_of(t, by[t.id] or {})) do
+          cases[#cases + 1] = c
+          pairs_[#pairs_ + 1] = { t, c }
+          all[#all + 1] = c
+        end
+      end
+      body[#body + 1] = ('  <testsuite name="%s" %s timestamp="%s" '
+        .. 'hostname="%s">'):format(esc(l, true), counts_attrs(tally(cases)),
+        esc(stamp(run.started), true), esc(run.host or "", true))
+      body[#body + 1] = "    <properties>"
+      body[#body + 1] = ('      <property name="strata.version" '
+        .. 'value="%s"/>'):format(esc(run.version or "", true))
+      body[#body + 1] = ('      <property name="verdict" value="%s"/>')
+        :format(esc(model.verdict or "", true))
+      body[#body + 1] = "    </properties>"
+      for _, tc in ipairs(pairs_) do testcase(body, tc[1], tc[2]) end
+      body[#body + 1] = "  </testsuite>"
+    end
+  end
+  local head = {
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    ('<testsuites name="strata" %s timestamp="%s">'):format(
+      counts_attrs(tally(all)), esc(stamp(run.started), true)),
+  }
+  return table.concat(head, "\n") .. "\n" .. table.concat(body, "\n")
+    .. (#body > 0 and "\n" or "") .. "</testsuites>\n"
+end
+
+-- Write model as JUnit XML at path (through path.tmp + rename); raises.
+function M.write(path, model)
+  if type(path) ~= "string" or path == "" then
+    error("report.junit: output path must be a non-empty string", 0)
+  end
+  if type(model) ~= "table" then
+    error("report.junit: model must be a table, got " .. type(model), 0)
+  end
+  common.write_file("report.junit", path, M.encode(model))
+end
+
+return M

@@ -1,0 +1,474 @@
+-- strata.report.workbook: the run model -> an .xlsx workbook a lead
+-- engineer can send to a stakeholder (layout: docs/report.md).
+--
+--   require("strata.report.workbook").write("reports/run.xlsx", model)
+--
+-- Sheets: Summary, one per test with a matrix, tables or notes, Metrics
+-- (every measured value), Counters (deltas and sampled series), Thresholds,
+-- Inventory, Run.  Raises on any failure (a failed report write is fatal);
+-- nothing is left at path when a write fails before the file is created.
+local xl = require "strata.report"
+local common = require "strata.report.common"
+local sheets = require "strata.report.xlsheets"
+
+local M = {}
+
+local fmt = common.fmt
+
+-- Palette: Office's "good/bad/neutral" fills, a navy for headings.
+local C = {
+  navy = "#1F3864", blue = "#1F4E78", grey = "#595959", dark = "#404040",
+  grid = "#BFBFBF", key_bg = "#F2F2F2", link = "#0563C1",
+}
+local STATUS_COLORS = common.STATUS_COLORS
+local VERDICT_COLORS = {
+  PASS = { bg = "#00B050", fg = "#FFFFFF" },
+  FAIL = { bg = "#C00000", fg = "#FFFFFF" },
+}
+
+-- Every format the workbook uses, made once (STYLE.md section 5).
+local function make_formats(wb)
+  local cell = { border = 1, border_color = C.grid, valign = "top" }
+  local function with(base, extra)
+    local t = {}
+    for k, v in pairs(base) do t[k] = v end
+    for k, v in pairs(extra or {}) do t[k] = v end
+    return t
+  end
+  local F = {
+    title = wb:format { bold = true, font_size = 18, font_color = C.navy },
+    h1 = wb:format { bold = true, font_size = 15, font_color = C.navy },
+    subtitle = wb:format { italic = true, font_color = C.grey },
+    h2 = wb:format { bold = true, font_size = 12, font_color = C.blue },
+    header = wb:format { bold = true, font_color = "#FFFFFF",
+      bg_color = C.blue, border = 1, border_color = C.grid, wrap = true,
+      valign = "vcenter" },
+    text = wb:format(cell),
+    wrap = wb:format(with(cell, { wrap = true })),
+    key = wb:format(with(cell, { bold = true, bg_color = C.key_bg })),
+    cover_key = wb:format { bold = true, font_color = C.dark,
+                            align = "right" },
+    cover_val = wb:format {},
+    link = wb:format(with(cell, { underline = true, font_color = C.link })),
+    note = wb:format { italic = true, font_color = C.grey },
+    count = wb:format(with(cell, { bold = true, font_size = 12,
+                                   align = "center", num_format = "0" })),
+    msg_bad = wb:format { bold = true, font_size = 12,
+      font_color = STATUS_COLORS.FAIL.fg, valign = "vcenter", wrap = true },
+    msg_ok = wb:format { bold = true, font_size = 12,
+      font_color = STATUS_COLORS.PASS.fg, valign = "vcenter", wrap = true },
+    status = {}, verdict = {}, num = {}, bad = {},
+  }
+  for s, c in pairs(STATUS_COLORS) do
+    F.status[s] = wb:format(with(cell, { bold = true, align = "center",
+      bg_color = c.bg, font_color = c.fg }))
+  end
+  F.status_other = wb:format(with(cell, { bold = true, align = "center" }))
+  for v, c in pairs(VERDICT_COLORS) do
+    F.verdict[v] = wb:format { bold = true, font_size = 22, align = "center",
+      valign = "vcenter", bg_color = c.bg, font_color = c.fg, border = 1,
+      border_color = C.grid }
+  end
+  F.verdict_other = wb:format { bold = true, font_size = 22,
+    align = "center", valign = "vcenter", bg_color = "#D9D9D9",
+    font_color = C.dark }
+  -- Number formats: made on first use, then reused.
+  F.numfmt = function(nf, bad)
+    local cache = bad and F.bad or F.num
+    if not cache[nf] then
+      cache[nf] = wb:format(with(cell, { num_format = nf,
+        bg_color = bad and STATUS_COLORS.FAIL.bg or nil,
+        font_color = bad and STATUS_COLORS.FAIL.fg or nil }))
+    end
+    return cache[nf]
+  end
+  F.key_num = setmetatable({}, { __index = function(t, nf)
+    local f = wb:format(with(cell, { bold = true, bg_color = C.key_bg,
+                                     num_format = nf, align = "right" }))
+    rawset(t, nf, f)
+    return f
+  end })
+  F.bad_text = wb:format(with(cell, { bg_color = STATUS_COLORS.FAIL.bg,
+                                      font_color = STATUS_COLORS.FAIL.fg }))
+  F.for_status = function(s) return F.status[s] or F.status_other end
+  F.wrapping = { [F.wrap] = true, [F.header] = true }
+  return F
+end
+
+-- "2026-11-29T19:00:00Z" -> seconds (for differences only), or nil.
+local function iso_seconds(s)
+  local y, mo, d, h, mi, sec = tostring(s or ""):match(
+    "^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+%.?%d*)")
+  if not y then return nil end
+  return os.time { year = tonumber(y), month = tonumber(mo), day = tonumber(d),
+                   hour = tonumber(h), min = tonumber(mi), sec = 0,
+                   isdst = false } + tonumber(sec)
+end
+
+local function duration_text(a, b)
+  local s0, s1 = iso_seconds(a), iso_seconds(b)
+  if not s0 or not s1 or s1 < s0 then return nil end
+  local s = math.floor(s1 - s0 + 0.5)
+  if s < 60 then return ("%d s"):format(s) end
+  if s < 3600 then return ("%d min %d s"):format(s // 60, s % 60) end
+  return ("%d h %d min"):format(s // 3600, (s % 3600) // 60)
+end
+M.duration_text = duration_text
+
+local function shell_quote(argv)
+  local out = {}
+  for _, a in ipairs(argv or {}) do
+    a = tostring(a)
+    if a == "" or a:find("[^%w%-%._/:=,@+]") then
+      a = "'" .. a:gsub("'", "'\\''") .. "'"
+    end
+    out[#out + 1] = a
+  end
+  return table.concat(out, " ")
+end
+
+-- --- Summary ------------------------------------------------------------
+
+local SUMMARY_COLS = {
+  { "ID", 9 }, { "Layer", 10 }, { "Status", 11 }, { "Title", 34 },
+  { "Measured", 30 }, { "Value", 12 }, { "Criterion", 46 },
+  { "Reason", 46 }, { "Cells", 7 }, { "Time (s)", 9 }, { "Details", nil },
+}
+
+local function write_summary(ctx, model, detail_sheets)
+  local F, run = ctx.F, model.run or {}
+  local S = sheets.new(ctx, "Summary")
+  local ws = S.ws
+  local last = #SUMMARY_COLS - 1
+
+  S:put(0, 0, "strata validation report", F.title)
+  ws:set_row(0, 28)
+  local sub = {}
+  if run.host then sub[#sub + 1] = tostring(run.host) end
+  if run.started then sub[#sub + 1] = tostring(run.started) end
+  if run.version then sub[#sub + 1] = "strata " .. tostring(run.version) end
+  S:put(1, 0, table.concat(sub, "  \u{00B7}  "), F.subtitle)
+
+  -- The verdict, big, and the lowest failed rung of the ladder.
+  local verdict = tostring(model.verdict or "NO VERDICT")
+  ws:set_row(3, 42)
+  S:merge(3, 0, 3, 2, verdict, F.verdict[verdict] or F.verdict_other)
+  local lf, parts, mf = model.lowest_failed, {}, F.msg_bad
+  local counts = common.counts(model)
+  if lf then
+    parts[1] = ("Lowest failed rung: %s (%s %s) \u{2014} results above it "
+                .. "are not trusted"):format(lf.layer, lf.id, lf.status)
+  elseif verdict == "PASS" then
+    parts[1] = "Every rung of the ladder passed its criteria."
+    mf = F.msg_ok
+  elseif counts.BLOCKED > 0 then
+    parts[1] = ("No test failed, but %d %s blocked."):format(counts.BLOCKED,
+      counts.BLOCKED == 1 and "is" or "are")
+  elseif counts.total == 0 then
+    parts[1] = "No test ran."
+  end
+  if run.interrupted then
+    parts[#parts + 1] = "The run was interrupted: results are incomplete."
+    mf = F.msg_bad
+  end
+  local msg = table.concat(parts, "  ")
+  S:merge(3, 3, 3, 6, msg, mf)
+
+  -- Counts per status (left) and the run at a glance (right).
+  local r = 5
+  for _, s in ipairs(common.STATUSES) do
+    S:put(r, 0, s, F.status[s])
+    S:put(r, 1, counts[s], F.count)
+    r = r + 1
+  end
+  S:put(r, 0, "Total", F.key)
+  S:put(r, 1, counts.total, F.count)
+  local facts = {
+    { "Host", run.host }, { "Started", run.started },
+    { "Ended", run.ended or "(not ended)" },
+    { "Duration", duration_text(run.started, run.ended) },
+    { "strata", run.version }, { "Output", run.output },
+  }
+  for i, kv in ipairs(facts) do
+    S:put(4 + i, 3, kv[1], F.cover_key, true)
+    S:put(4 + i, 4, kv[2] ~= nil and tostring(kv[2]) or "", F.cover_val, true)
+  end
+
+  -- One row per test.
+  local hr = r + 2
+  for c, col in ipairs(SUMMARY_COLS) do
+    S:put(hr, c - 1, col[1], F.header)
+  end
+  ws:set_row(hr, 20)
+  r = hr
+  for _, t in ipairs(model.tests or {}) do
+    r = r + 1
+    S:put(r, 0, t.id, F.text)
+    S:put(r, 1, t.layer, F.text)
+    S:put(r, 2, t.status, F.for_status(t.status))
+    S:put(r, 3, t.title, F.wrap)
+    S:put(r, 4, t.headline, F.wrap)
+    local v = t.headline_value
+    S:put(r, 5, common.finite(v) and v or nil,
+          F.numfmt(sheets.numfmt({ common.finite(v) and v or 0 })))
+    S:put(r, 6, t.criterion, F.wrap)
+    S:put(r, 7, t.reason, F.wrap)
+    S:put(r, 8, t.cells, F.numfmt("0"))
+    S:put(r, 9, common.finite(t.duration_s) and t.duration_s or nil,
+          F.numfmt("0.0"))
+    local dest = detail_sheets[t.id]
+    if dest then
+      S:url(r, 10, ("internal:'%s'!A1"):format(dest:gsub("'", "''")),
+            F.link, dest)
+    else
+      S:put(r, 10, nil, F.text)
+    end
+  end
+  ws:freeze_panes(hr + 1, 0)
+  ws:autofilter(hr, 0, math.max(r, hr), last)
+  local fixed = {}
+  for c, col in ipairs(SUMMARY_COLS) do fixed[c - 1] = col[2] end
+  S:fit_columns(fixed, 34)
+  ws:setup { landscape = true, fit_width = 1, fit_height = 0,
+             repeat_rows = { hr, hr }, hide_gridlines = true,
+             tab_color = (VERDICT_COLORS[verdict] or {}).bg, activate = true,
+             footer = "&L&A&RPage &P of &N" }
+end
+
+-- --- Run ----------------------------------------------------------------
+
+local function write_run(ctx, model)
+  local F, run = ctx.F, model.run or {}
+  local S = sheets.new(ctx, "Run")
+  S:put(0, 0, "Run", F.h1)
+  local rows = {
+    { "Command line", shell_quote(run.argv) },
+    { "Working directory", run.cwd },
+    { "strata version", run.version },
+    { "Host", run.host },
+    { "Started", run.started },
+    { "Ended", run.ended or "(not recorded)" },
+    { "Duration", duration_text(run.started, run.ended) },
+    { "Interrupted", run.interrupted == true },
+    { "Verdict", model.verdict },
+    { "Workbook", run.output },
+    { "libxlsxwriter", xl.version() },
+  }
+  local r = 2
+  for _, kv in ipairs(rows) do
+    if kv[2] ~= nil then
+      S:put(r, 0, kv[1], F.key)
+      S:put(r, 1, kv[2], F.wrap)
+      r = r + 1
+    end
+  end
+  r = r + 1
+  S:put(r, 0, "Input files", F.h2)
+  r = r + 1
+  S:put(r, 0, "Role", F.header)
+  S:put(r, 1, "Path", F.header)
+  S:put(r, 2, "SHA-256", F.header)
+  for _, f in ipairs(run.files or {}) do
+    r = r + 1
+    S:put(r, 0, f.role, F.text)
+    S:put(r, 1, f.path, F.wrap)
+    S:put(r, 2, f.sha256, F.text)
+  end
+  S:fit_columns({ [0] = 16, [1] = 70, [2] = 68 })
+end
+
+-- --- Thresholds ---------------------------------------------------------
+
+local OP_SYMBOL = { min = "\u{2265}", max = "\u{2264}", eq = "=",
+                    ne = "\u{2260}", ["in"] = "in" }
+
+local function write_thresholds(ctx, model)
+  local F = ctx.F
+  local S = sheets.new(ctx, "Thresholds")
+  S:put(0, 0, "Thresholds", F.h1)
+  S:put(1, 0, "Every criterion as resolved for this run, with where it "
+        .. "came from (file:line or --set).", F.subtitle, true)
+  local cols = { "Test", "Metric", "Op", "Limit", "Criterion", "Source" }
+  local hr = 3
+  for c, h in ipairs(cols) do S:put(hr, c - 1, h, F.header) end
+  local r = hr
+  for _, c in ipairs(model.criteria or {}) do
+    r = r + 1
+    S:put(r, 0, c.id, F.text)
+    S:put(r, 1, c.metric, F.text)
+    S:put(r, 2, OP_SYMBOL[c.op] or c.op, F.text)
+    local lim = c.expr
+    if type(lim) == "table" then lim = table.concat(lim, ", ") end
+    S:put(r, 3, lim ~= nil and fmt(lim) or nil, F.wrap)
+    S:put(r, 4, c.text, F.wrap)
+    S:put(r, 5, c.source, F.text)
+  end
+  S.ws:freeze_panes(hr + 1, 0)
+  S.ws:autofilter(hr, 0, math.max(r, hr), #cols - 1)
+  S:fit_columns({ [3] = 36, [4] = 50 })
+end
+
+-- --- Inventory ----------------------------------------------------------
+
+local function is_array(t)
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  return n > 0 and n == #t
+end
+
+local function is_flat(t)
+  for _, v in pairs(t) do
+    if type(v) == "table" then return false end
+  end
+  return true
+end
+
+local function sorted_keys(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = k end
+  table.sort(ks, function(a, b) return tostring(a) < tostring(b) end)
+  return ks
+end
+
+-- Preferred first columns for tables of devices, then the rest sorted.
+local FIRST = { "name", "addr", "id", "host", "model", "vendor", "device" }
+
+local function inline(v)
+  if type(v) ~= "table" then return v end
+  local parts = {}
+  if is_array(v) then
+    for _, x in ipairs(v) do parts[#parts + 1] = fmt(inline(x)) end
+    return table.concat(parts, ", ")
+  end
+  for _, k in ipairs(sorted_keys(v)) do
+    parts[#parts + 1] = tostring(k) .. "=" .. fmt(inline(v[k]))
+  end
+  return table.concat(parts, "; ")
+end
+
+local function write_inventory(ctx, model)
+  local F = ctx.F
+  local S = sheets.new(ctx, "Inventory")
+  S:put(0, 0, "Inventory", F.h1)
+  local r = 2
+
+  local function kv_block(title, t, keys)
+    if #keys == 0 then return end
+    S:put(r, 0, title, F.h2)
+    r = r + 1
+    for _, k in ipairs(keys) do
+      local v = t[k]
+      if type(v) == "table" then v = inline(v) end
+      S:put(r, 0, tostring(k), F.key)
+      S:put(r, 1, v, F.wrap)
+      r = r + 1
+    end
+    r = r + 1
+  end
+
+  local function table_block(title, list)
+    local seen, cols = {}, {}
+    for _, row in ipairs(list) do
+      for k in pairs(row) do seen[k] = true end
+    end
+    for _, k in ipairs(FIRST) do
+      if seen[k] then cols[#cols + 1] = k seen[k] = nil end
+    end
+    for _, k in ipairs(sorted_keys(seen)) do cols[#cols + 1] = k end
+    S:put(r, 0, title, F.h2)
+    r = r + 1
+    for c, k in ipairs(cols) do S:put(r, c - 1, tostring(k), F.header) end
+    for _, row in ipairs(list) do
+      r = r + 1
+      for c, k in ipairs(cols) do
+        local v = inline(row[k])
+        S:put(r, c - 1, v, F.text)
+      end
+    end
+    r = r + 2
+  end
+
+  local function render(title, t)
+    local scalars, nested = {}, {}
+    for _, k in ipairs(sorted_keys(t)) do
+      local v = t[k]
+      if type(v) ~= "table" or (is_array(v) and is_flat(v)) then
+        scalars[#scalars + 1] = k
+      elseif next(v) ~= nil then
+        nested[#nested + 1] = k
+      end
+    end
+    kv_block(title, t, scalars)
+    for _, k in ipairs(nested) do
+      local v, name = t[k], (title == "Host" and "" or title .. ".") .. k
+      if is_array(v) and #v > 0 then
+        local records = true
+        for _, x in ipairs(v) do
+          if type(x) ~= "table" or is_array(x) then records = false end
+        end
+        if records then table_block(name, v) else
+          local flat = {}
+          for i, x in ipairs(v) do flat[i] = { value = inline(x) } end
+          table_block(name, flat)
+        end
+      else
+        render(name, v)
+      end
+    end
+  end
+
+  local inv = model.inventory or {}
+  if next(inv) == nil then
+    S:put(r, 0, "No inventory was recorded.", F.note)
+  else
+    render("Host", inv)
+  end
+  S:fit_columns({}, 60)
+end
+
+-- --- entry point --------------------------------------------------------
+
+local function check_model(model)
+  if type(model) ~= "table" then
+    error("report.workbook: model must be a table, got " .. type(model), 0)
+  end
+  for _, k in ipairs { "tests", "results" } do
+    if model[k] ~= nil and type(model[k]) ~= "table" then
+      error(("report.workbook: model.%s must be a list"):format(k), 0)
+    end
+  end
+end
+
+-- Write the workbook for model at path; raises on failure.
+function M.write(path, model)
+  if type(path) ~= "string" or path == "" then
+    error("report.workbook: output path must be a non-empty string", 0)
+  end
+  check_model(model)
+  local wb <close> = xl.workbook(path)
+  local ctx = { wb = wb, names = {} }
+  ctx.F = make_formats(wb)
+  ctx.wrapping = ctx.F.wrapping
+  local run = model.run or {}
+  wb:properties {
+    title = "strata validation report" .. (run.host and (": " .. run.host) or ""),
+    subject = "verdict " .. tostring(model.verdict or "none"),
+    comments = "written by strata " .. tostring(run.version or ""),
+  }
+  -- Names first: the Summary links to the test sheets.
+  for _, n in ipairs { "Summary", "Metrics", "Counters", "Thresholds",
+                      "Inventory", "Run" } do
+    ctx.names[n:lower()] = true
+  end
+  local plan, detail = sheets.plan_tests(ctx, model)
+  write_summary(ctx, model, detail)
+  for _, p in ipairs(plan) do sheets.write_test(ctx, p) end
+  sheets.write_metrics(ctx, model)
+  sheets.write_counters(ctx, model)
+  write_thresholds(ctx, model)
+  write_inventory(ctx, model)
+  write_run(ctx, model)
+  wb:close()
+end
+
+return M

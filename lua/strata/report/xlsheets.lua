@@ -1,0 +1,763 @@
+-- strata.report.xlsheets: the workbook's data sheets (one per test, Metrics,
+-- Counters) and the sheet helper they share with workbook.lua: unique
+-- valid names, cell writes that track column widths, number formats.
+local xl = require "strata.report"
+local common = require "strata.report.common"
+
+local M = {}
+local fmt, finite = common.fmt, common.finite
+
+local MAX_TEXT = 32767        -- Excel's limit on a cell's text
+local CHART_ROWS = 20         -- rows a default-scaled chart covers (x1.3)
+local MAX_CHARTED = 8         -- series per counters chart (all in the table)
+local MAX_SAMPLES = 5000      -- sampled rows per test on Counters (then thinned)
+local ROW_LIMIT = 1048576 - 64  -- Excel's rows, less room for a closing note
+M.ROW_LIMIT = ROW_LIMIT
+
+-- --- sheet helper -------------------------------------------------------
+
+local Sheet = {}
+Sheet.__index = Sheet
+
+-- A valid name not yet used (Excel compares names without case).
+function M.unique(ctx, base)
+  local name = xl.sheet_name(base)
+  -- a cut title can end in a stray quote or separator: drop it
+  local trimmed = name:gsub("[%s\"'&,;:%-]+$", "")
+  if trimmed ~= "" then name = trimmed end
+  if name:lower() == "history" then name = name .. "_" end
+  local n = 1
+  while ctx.names[name:lower()] do
+    n = n + 1
+    local suffix = (" (%d)"):format(n)
+    -- cut on a character boundary so that name + suffix fits in 31
+    local keep = 31 - #suffix
+    local cut = utf8.offset(base, keep + 1) or (#base + 1)
+    name = xl.sheet_name(base:sub(1, cut - 1) .. suffix)
+  end
+  ctx.names[name:lower()] = true
+  return name
+end
+
+-- The worksheet named name (reserved with M.unique or a fixed name).
+function M.new(ctx, name)
+  ctx.names[name:lower()] = true
+  local S = setmetatable({ ws = ctx.wb:worksheet(name), name = name,
+    widths = {}, ctx = ctx, wrapped = {}, fixed = {}, minw = {} }, Sheet)
+  S.ws:setup { landscape = true }
+  return S
+end
+
+local function clean(v)
+  if type(v) ~= "string" then return v end
+  v = common.utf8_clean(v)
+  if #v > MAX_TEXT then
+    local cut = utf8.offset(v, MAX_TEXT - 1) or MAX_TEXT - 1
+    v = v:sub(1, cut - 1) .. "\u{2026}"
+  end
+  return v
+end
+
+local function display_width(v)
+  if v == nil then return 0 end
+  if type(v) == "number" then
+    -- digits, thousands separators, sign and a few decimals; no formatting
+    if not finite(v) then return 0 end
+    local a = math.abs(v)
+    local digits = a < 10 and 1 or math.floor(math.log(a, 10)) + 1
+    return digits + (digits - 1) // 3 + (v < 0 and 1 or 0)
+      + (v == math.floor(v) and 0 or 4) + 1
+  end
+  if type(v) == "boolean" then return 5 end
+  local w = 0
+  for line in (tostring(v) .. "\n"):gmatch("([^\n]*)\n") do
+    w = math.max(w, utf8.len(line) or #line)
+  end
+  return w
+end
+
+-- Write v (number, string, boolean, nil -> blank; NaN -> blank) at r, c.
+-- nowidth: do not count it for the column's width (cover texts).
+function Sheet:put(r, c, v, f, nowidth)
+  if type(v) == "table" then v = nil end
+  v = clean(v)
+  if v == nil and not f then return end
+  self.ws:write(r, c, v, f)
+  if type(v) == "string" and self.ctx.wrapping[f] then
+    self.wrapped[#self.wrapped + 1] = { r, c, v }
+  end
+  if not nowidth then
+    self.widths[c] = math.max(self.widths[c] or 0, display_width(v))
+  end
+end
+
+function Sheet:merge(r0, c0, r1, c1, text, f)
+  self.ws:merge(r0, c0, r1, c1, clean(tostring(text or "")), f)
+end
+
+function Sheet:url(r, c, url, f, text)
+  self.ws:write_url(r, c, url, f, clean(text))
+  self.widths[c] = math.max(self.widths[c] or 0, display_width(text))
+end
+
+-- Lines a text takes in a wrapping cell width characters wide.
+local function lines_for(text, width)
+  local n = 0
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    local len = utf8.len(line) or #line
+    n = n + math.max(1, math.ceil(len / math.max(width, 1)))
+  end
+  return n
+end
+
+-- Column widths from what was written: fixed[c] wins, else between 6 and
+-- maxw (default 50) characters.  Then rows with wrapped text get the
+-- height their longest cell needs (viewers do not all compute it).
+function Sheet:fit_columns(fixed, maxw)
+  local final, total = {}, 0
+  for c, w in pairs(self.widths) do
+    local width = fixed and fixed[c] or
+      math.max(6, self.minw[c] or 0, math.min(w + 2, maxw or 50))
+    final[c] = width
+    total = total + width
+    self.ws:set_column(c, c, width)
+  end
+  -- printed one page wide unless that would shrink it past reading
+  if total <= 260 then
+    self.ws:setup { fit_width = 1, fit_height = 0 }
+  end
+  local rows = {}
+  for _, w in ipairs(self.wrapped) do
+    local n = lines_for(w[3], final[w[2]] or 8.43)
+    if n > (rows[w[1]] or 1) then rows[w[1]] = n end
+  end
+  for r, n in pairs(rows) do
+    self.ws:set_row(r, 15 * math.min(n, 20))
+  end
+end
+
+-- A number format that suits every value in values (finite numbers).
+function M.numfmt(values)
+  local maxabs, allint = 0, true
+  for _, v in ipairs(values) do
+    if finite(v) then
+      if v ~= math.floor(v) then allint = false end
+      maxabs = math.max(maxabs, math.abs(v))
+    end
+  end
+  if allint then return "#,##0" end
+  if maxabs >= 1000 then return "#,##0.0" end
+  if maxabs >= 10 then return "#,##0.0#" end
+  if maxabs >= 0.01 or maxabs == 0 then return "0.0##" end
+  return "0.00E+00"
+end
+
+-- Write a header row and rows (lists of values) at row r, col c0; number
+-- columns get one format each; cellfmt(i, j, v) may return an override.
+-- Returns the last row written.
+local function grid(S, r, c0, columns, rows, cellfmt, narrow_header)
+  local F = S.ctx.F
+  for j, h in ipairs(columns) do
+    S:put(r, c0 + j - 1, fmt(h), F.header, narrow_header and j > 2)
+  end
+  local nf = {}
+  for j = 1, #columns do
+    local nums = {}
+    for _, row in ipairs(rows) do
+      if type(row[j]) == "number" then nums[#nums + 1] = row[j] end
+    end
+    nf[j] = #nums > 0 and M.numfmt(nums) or nil
+  end
+  for i, row in ipairs(rows) do
+    for j = 1, #columns do
+      local v = row[j]
+      local f = cellfmt and cellfmt(i, j, v)
+      if not f then
+        f = type(v) == "number" and F.numfmt(nf[j]) or F.text
+      end
+      S:put(r + i, c0 + j - 1, v, f)
+    end
+  end
+  return r + #rows
+end
+M.grid = grid
+
+-- --- per-test sheets ----------------------------------------------------
+
+-- Tests that get their own sheet: a matrix, tables or notes.
+function M.plan_tests(ctx, model)
+  local by = common.results_by_test(model)
+  local plan, names = {}, {}
+  for _, t in ipairs(model.tests or {}) do
+    local rs = by[t.id] or {}
+    local extra = false
+    for _, r in ipairs(rs) do
+      if (r.tables and #r.tables > 0) or (r.notes and #r.notes > 0) then
+        extra = true
+      end
+    end
+    if #rs > 1 or extra then
+      local name = M.unique(ctx, t.id .. " " .. tostring(t.title or ""))
+      plan[#plan + 1] = { test = t, results = rs, name = name }
+      names[t.id] = name
+    end
+  end
+  return plan, names
+end
+
+local function sorted_unique(list)
+  local seen, out, allnum = {}, {}, true
+  for _, v in ipairs(list) do
+    if v ~= nil and not seen[v] then
+      seen[v] = true
+      out[#out + 1] = v
+      if type(v) ~= "number" then allnum = false end
+    end
+  end
+  if allnum then table.sort(out) end
+  return out, allnum
+end
+
+-- Metric names of results (no delta.*), headline first, rest sorted.
+local function metric_names(rs, headline)
+  local seen, names = {}, {}
+  for _, r in ipairs(rs) do
+    for k in pairs(r.metrics or {}) do
+      if not seen[k] and not k:match("^delta%.") and k ~= headline then
+        seen[k] = true
+        names[#names + 1] = k
+      end
+    end
+  end
+  table.sort(names)
+  local has_headline = false
+  for _, r in ipairs(rs) do
+    if r.metrics and r.metrics[headline] ~= nil then has_headline = true end
+  end
+  if headline and has_headline then table.insert(names, 1, headline) end
+  return names
+end
+
+local function failed_metrics(r)
+  local bad = {}
+  for _, c in ipairs(r.checks or {}) do
+    if not c.ok and c.metric then bad[c.metric] = true end
+  end
+  return bad
+end
+
+local function unit_of(rs, metric)
+  for _, r in ipairs(rs) do
+    local u = r.units and r.units[metric]
+    if u then return u end
+  end
+end
+
+local function with_unit(rs, m)
+  local u = unit_of(rs, m)
+  return u and (m .. " (" .. u .. ")") or m
+end
+
+-- A chart of columns ys against column x of a block written at (r0, c0):
+-- header row r0, data rows r0+1 .. r1.  Scatter when x is numeric (log
+-- axis when it spans decades), else a line chart over categories.
+local function chart_block(S, o)
+  local ch
+  if o.numeric_x then
+    ch = S.ctx.wb:chart("scatter_straight_with_markers")
+  else
+    ch = S.ctx.wb:chart("line")
+  end
+  for _, y in ipairs(o.ys) do
+    ch:series { categories = { S.ws, o.r0 + 1, o.x, o.r1, o.x },
+                values = { S.ws, o.r0 + 1, y, o.r1, y },
+                name = o.names_from_header and { S.ws, o.r0, y } or nil,
+                marker = o.markers == false and "none" or nil }
+  end
+  ch:title(o.title)
+  local xa = { title = o.x_title, gridlines = false }
+  if o.numeric_x and o.xmax and o.xmax >= 10000 then
+    xa.num_format = "#,##0"
+  end
+  if o.numeric_x and o.xmin and o.xmin > 0 and o.xmax / o.xmin >= 100 then
+    xa.log_base = 10
+    xa.gridlines = true
+  end
+  ch:axis("x", xa)
+  ch:axis("y", { title = o.y_title, gridlines = true })
+  ch:legend(#o.ys > 1 and "bottom" or "none")
+  S.ws:insert_chart(o.at_row, o.at_col, ch, { x_scale = o.x_scale or 1.4,
+    y_scale = o.y_scale or 1.3, description = o.title })
+end
+M.chart_block = chart_block
+
+local write_single
+
+local function write_cells(S, r, t, rs, metrics)
+  local F = S.ctx.F
+  local params = t.params or (rs[1] and rs[1].params) or {}
+  local cols = {}
+  for _, p in ipairs(params) do cols[#cols + 1] = p end
+  for _, m in ipairs(metrics) do cols[#cols + 1] = with_unit(rs, m) end
+  local ncore = #cols
+  cols[#cols + 1] = "Status"
+  cols[#cols + 1] = "Time (s)"
+  cols[#cols + 1] = "Failed checks / reason"
+  local rows, bad = {}, {}
+  for i, res in ipairs(rs) do
+    local row = {}
+    for j, p in ipairs(params) do row[j] = (res.cell or {})[p] end
+    for j, m in ipairs(metrics) do
+      local v = (res.metrics or {})[m]
+      if type(v) == "number" and not finite(v) then v = nil end
+      row[#params + j] = v
+    end
+    row[ncore + 1] = res.status
+    row[ncore + 2] = finite(res.duration_s) and res.duration_s or nil
+    local why = common.failed_checks(res)
+    if #why == 0 and res.reason then why = { res.reason } end
+    row[ncore + 3] = table.concat(why, "; ")
+    rows[i] = row
+    bad[i] = failed_metrics(res)
+  end
+  local last = grid(S, r, 0, cols, rows, function(i, j, v)
+    if j == ncore + 1 then return F.for_status(v) end
+    if j == ncore + 3 then return F.wrap end
+    local m = metrics[j - #params]
+    if m and bad[i][m] then
+      return type(v) == "number"
+        and F.numfmt(M.numfmt({ v }), true) or F.bad_text
+    end
+  end)
+  S.ws:autofilter(r, 0, math.max(last, r), #cols - 1)
+  for _, row in ipairs(rows) do
+    if row[ncore + 3] ~= "" then S.fixed[ncore + 2] = 56 end
+  end
+  return last, params
+end
+
+-- A single cell: one row per metric (Metric, Value, Unit, Check).
+function write_single(S, r, res, metrics)
+  local F = S.ctx.F
+  local cols = { "Metric", "Value", "Unit", "Check" }
+  local checks = {}
+  for _, c in ipairs(res.checks or {}) do
+    if c.metric then
+      local prev = checks[c.metric]
+      local text = c.ok and ("ok: " .. tostring(c.text or "")) or
+        (c.why or c.text or "failed")
+      checks[c.metric] = prev and (prev .. "; " .. text) or text
+    end
+  end
+  local rows, bad = {}, failed_metrics(res)
+  for i, m in ipairs(metrics) do
+    local v = (res.metrics or {})[m]
+    if type(v) == "number" and not finite(v) then v = nil end
+    rows[i] = { m, v, res.units and res.units[m] or nil, checks[m] }
+  end
+  local last = grid(S, r, 0, cols, rows, function(i, j, v)
+    if j == 4 then return F.wrap end
+    if j == 2 then
+      local nf = type(v) == "number" and M.numfmt({ v }) or nil
+      if bad[rows[i][1]] then
+        return nf and F.numfmt(nf, true) or F.bad_text
+      end
+      return nf and F.numfmt(nf) or F.text
+    end
+  end)
+  for _, row in ipairs(rows) do
+    if row[4] then S.fixed[3] = 60 end
+  end
+  S.minw[1] = 14
+  return last
+end
+
+-- Pivot of the headline over the first two parameters + a chart.
+local function write_pivot(S, r, rs, params, headline)
+  local F = S.ctx.F
+  local p1, p2 = params[1], params[2]
+  local xs, numeric_x = sorted_unique((function()
+    local l = {}
+    for _, res in ipairs(rs) do l[#l + 1] = (res.cell or {})[p1] end
+    return l
+  end)())
+  local ys = { false }
+  if p2 then
+    local l = {}
+    for _, res in ipairs(rs) do l[#l + 1] = (res.cell or {})[p2] end
+    ys = sorted_unique(l)
+  end
+  local value, failed = {}, {}
+  for _, res in ipairs(rs) do
+    local c = res.cell or {}
+    local key = tostring(c[p1]) .. "\0" .. (p2 and tostring(c[p2]) or "")
+    local v = (res.metrics or {})[headline]
+    value[key] = finite(v) and v or nil
+    failed[key] = failed_metrics(res)[headline]
+  end
+  local hm = with_unit(rs, headline)
+  S:put(r, 0, p2 and ("%s by %s and %s"):format(hm, p1, p2)
+          or ("%s by %s"):format(hm, p1), F.h2, true)
+  r = r + 1
+  local header = { p2 and (p1 .. " \\ " .. p2) or p1 }
+  for _, y in ipairs(ys) do
+    header[#header + 1] = p2 and (p2 .. "=" .. fmt(y)) or hm
+  end
+  local rows, nums = {}, {}
+  for i, x in ipairs(xs) do
+    rows[i] = { x }
+    for j, y in ipairs(ys) do
+      local v = value[tostring(x) .. "\0" .. (p2 and tostring(y) or "")]
+      rows[i][j + 1] = v
+      if v then nums[#nums + 1] = v end
+    end
+  end
+  local nf = M.numfmt(nums)
+  local last = grid(S, r, 0, header, rows, function(i, j, v)
+    if j == 1 then
+      return type(v) == "number" and F.key_num[M.numfmt(xs)] or F.key
+    end
+    local key = tostring(xs[i]) .. "\0" .. (p2 and tostring(ys[j - 1]) or "")
+    return F.numfmt(nf, failed[key] and true or false)
+  end)
+  if #xs < 2 or #nums < 2 then return last end
+  local series = {}
+  for j = 1, #ys do series[j] = j end
+  chart_block(S, { r0 = r, r1 = last, x = 0, ys = series,
+    numeric_x = numeric_x, xmin = numeric_x and xs[1] or nil,
+    xmax = numeric_x and xs[#xs] or nil, names_from_header = p2 ~= nil,
+    title = ("%s vs %s"):format(hm, p1), x_title = p1, y_title = hm,
+    at_row = r - 1, at_col = #header + 1 })
+  return math.max(last, r - 1 + CHART_ROWS)
+end
+
+-- A table a test emitted, with its chart when it asked for one.
+local function write_emitted(S, r, tb, label)
+  local F = S.ctx.F
+  local cols = tb.columns or {}
+  S:put(r, 0, tostring(tb.name or "table") .. (label ~= "" and
+        (" [" .. label .. "]") or ""), F.h2, true)
+  r = r + 1
+  if #cols == 0 then
+    S:put(r, 0, "(a table without columns)", F.note, true)
+    return r
+  end
+  local rows = {}
+  for i, row in ipairs(tb.rows or {}) do
+    local out = {}
+    for j = 1, #cols do
+      local v = type(row) == "table" and row[j] or nil
+      if type(v) == "number" and not finite(v) then v = nil end
+      if type(v) == "table" then v = nil end
+      out[j] = v
+    end
+    rows[i] = out
+  end
+  local last = grid(S, r, 0, cols, rows)
+  local ch = tb.chart
+  if type(ch) ~= "table" or #rows < 1 then return last end
+  local x, ys = ch.x, {}
+  local ok = math.type(x) == "integer" and x >= 1 and x <= #cols
+  for _, y in ipairs(type(ch.y) == "table" and ch.y or { ch.y }) do
+    if math.type(y) == "integer" and y >= 1 and y <= #cols then
+      ys[#ys + 1] = y - 1
+    else
+      ok = false
+    end
+  end
+  if not ok or #ys == 0 then
+    S:put(last + 1, 0, "Chart not drawn: its x/y column numbers do not "
+          .. "match the table's columns.", F.note, true)
+    return last + 1
+  end
+  local numeric, xmin, xmax = true, nil, nil
+  for _, row in ipairs(rows) do
+    local v = row[x]
+    if type(v) ~= "number" then numeric = false else
+      xmin = math.min(xmin or v, v)
+      xmax = math.max(xmax or v, v)
+    end
+  end
+  chart_block(S, { r0 = r, r1 = last, x = x - 1, ys = ys, numeric_x = numeric,
+    xmin = xmin, xmax = xmax, names_from_header = true,
+    title = ch.title or tb.name, x_title = ch.x_title or fmt(cols[x]),
+    y_title = ch.y_title, at_row = r - 1, at_col = #cols + 1 })
+  return math.max(last, r - 1 + CHART_ROWS)
+end
+
+function M.write_test(ctx, p)
+  local F, t, rs = ctx.F, p.test, p.results
+  local S = M.new(ctx, p.name)
+  S:put(0, 0, ("%s \u{00B7} %s"):format(t.id, tostring(t.title or "")),
+        F.h1, true)
+  S.ws:set_row(0, 22)
+  S:put(1, 0, t.status, F.for_status(t.status))
+  local sub = ("layer %s  \u{00B7}  %d cell%s"):format(tostring(t.layer),
+    #rs, #rs == 1 and "" or "s")
+  if finite(t.duration_s) then
+    sub = sub .. ("  \u{00B7}  %s s"):format(
+      fmt(math.floor(t.duration_s * 10 + 0.5) / 10))
+  end
+  S:put(1, 1, sub, F.subtitle, true)
+  local r = 2
+  if t.criterion then
+    -- one line per criterion ("text (source); text (source)")
+    local text = tostring(t.criterion):gsub("%); ", ")\n")
+    local first = true
+    for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+      S:put(r, 0, (first and "Criterion: " or "           ") .. line,
+            F.subtitle, true)
+      first = false
+      r = r + 1
+    end
+  end
+  if t.reason then
+    S:put(r, 0, "Reason: " .. t.reason, F.subtitle, true)
+    r = r + 1
+  end
+  if t.headline then
+    S:put(r, 0, "Measured: " .. t.headline, F.subtitle, true)
+    r = r + 1
+  end
+  S.ws:write_url(r, 0, "internal:'Summary'!A1", F.note, "\u{2190} Summary")
+  r = r + 2
+
+  local headline = rs[1] and rs[1].headline
+  local metrics = metric_names(rs, headline)
+  local last, params
+  if #rs == 1 then
+    S:put(r, 0, "Measured", F.h2, true)
+    last = write_single(S, r + 1, rs[1], metrics)
+    params = rs[1].params or t.params or {}
+  else
+    S:put(r, 0, "Cells", F.h2, true)
+    last, params = write_cells(S, r + 1, t, rs, metrics)
+  end
+  r = last + 2
+  if #rs > 1 and headline and (#params == 1 or #params == 2) then
+    r = write_pivot(S, r, rs, params, headline) + 2
+  end
+  for _, res in ipairs(rs) do
+    local label = #rs > 1 and common.cell_label(params, res.cell) or ""
+    for _, tb in ipairs(res.tables or {}) do
+      r = write_emitted(S, r, tb, label) + 2
+    end
+  end
+  local notes = {}
+  for _, res in ipairs(rs) do
+    local label = #rs > 1 and common.cell_label(params, res.cell) or ""
+    for _, n in ipairs(res.notes or {}) do
+      notes[#notes + 1] = (label ~= "" and ("[" .. label .. "] ") or "")
+        .. tostring(n)
+    end
+  end
+  if #notes > 0 then
+    S:put(r, 0, "Notes", F.h2, true)
+    for i, n in ipairs(notes) do S:put(r + i, 0, n, F.note, true) end
+  end
+  S:fit_columns(S.fixed, 40)
+  S.ws:setup { tab_color = (common.STATUS_COLORS[t.status] or {}).bg }
+end
+
+-- --- Metrics: every measured value, long format -------------------------
+
+function M.write_metrics(ctx, model)
+  local F = ctx.F
+  local S = M.new(ctx, "Metrics")
+  S:put(0, 0, "Metrics", F.h1, true)
+  S:put(1, 0, "Every value each cell measured (counter deltas are on "
+        .. "Counters). Red: a check on it failed.", F.subtitle, true)
+  local hr = 3
+  local cols = { "Test", "Layer", "Cell", "Metric", "Value", "Unit",
+                 "Status" }
+  for j, h in ipairs(cols) do S:put(hr, j - 1, h, F.header) end
+  local r = hr
+  for _, res in ipairs(model.results or {}) do
+    local bad = failed_metrics(res)
+    local label = common.cell_label(res.params, res.cell)
+    for _, m in ipairs(metric_names({ res }, res.headline)) do
+      local v = res.metrics[m]
+      if r + 1 >= ROW_LIMIT then
+        S:put(r + 1, 0, "The sheet is full: run.json has every value.",
+              F.note, true)
+        goto full
+      end
+      r = r + 1
+      S:put(r, 0, res.id, F.text)
+      S:put(r, 1, res.layer, F.text)
+      S:put(r, 2, label, F.text)
+      S:put(r, 3, m, F.text)
+      if type(v) == "number" then
+        S:put(r, 4, finite(v) and v or nil, F.numfmt(M.numfmt({ v }),
+              bad[m] or false))
+      else
+        S:put(r, 4, v, bad[m] and F.bad_text or F.text)
+      end
+      S:put(r, 5, res.units and res.units[m] or nil, F.text)
+      S:put(r, 6, res.status, F.for_status(res.status))
+    end
+  end
+  ::full::
+  S.ws:freeze_panes(hr + 1, 0)
+  S.ws:autofilter(hr, 0, math.max(r, hr), #cols - 1)
+  S:fit_columns({ [4] = 14 }, 40)
+end
+
+-- --- Counters: deltas and sampled series --------------------------------
+
+-- The series that move most (max - min), at most n, constant ones left out.
+local function most_moving(values, names, n)
+  local scored = {}
+  for _, name in ipairs(names) do
+    local lo, hi = math.huge, -math.huge
+    for _, v in ipairs(values[name] or {}) do
+      if finite(v) then lo = math.min(lo, v) hi = math.max(hi, v) end
+    end
+    if hi > lo then scored[#scored + 1] = { name = name, range = hi - lo } end
+  end
+  table.sort(scored, function(a, b)
+    if a.range ~= b.range then return a.range > b.range end
+    return a.name < b.name
+  end)
+  local out = {}
+  for i = 1, math.min(n, #scored) do out[i] = scored[i].name end
+  return out
+end
+M.most_moving = most_moving
+
+local function write_series(S, r, t, rs)
+  local F = S.ctx.F
+  local seen, names = {}, {}
+  for _, res in ipairs(rs) do
+    for k in pairs((res.series or {}).values or {}) do
+      if not seen[k] then seen[k] = true names[#names + 1] = k end
+    end
+  end
+  if #names == 0 then return r end
+  table.sort(names)
+  -- cells back to back on one time axis; a long run is thinned to every
+  -- step-th sample (each cell's last sample kept), run.json has them all
+  local total = 0
+  for _, res in ipairs(rs) do
+    total = total + #((res.series or {}).t or {})
+  end
+  local step = math.max(1, math.ceil(total / MAX_SAMPLES))
+  local rows, offset, all = {}, 0, {}
+  for _, k in ipairs(names) do all[k] = {} end
+  for _, res in ipairs(rs) do
+    local s = res.series
+    if s and s.t and #s.t > 0 then
+      local label = common.cell_label(res.params, res.cell)
+      local tlast = 0
+      for i, tv in ipairs(s.t) do
+        if (i - 1) % step == 0 or i == #s.t then
+          local row = { label ~= "" and label or t.id, offset + tv }
+          for j, k in ipairs(names) do
+            local v = ((s.values or {})[k] or {})[i]
+            if finite(v) then
+              row[2 + j] = v
+              all[k][#all[k] + 1] = v
+            end
+          end
+          rows[#rows + 1] = row
+        end
+        tlast = tv
+      end
+      local dt = #s.t > 1 and (s.t[#s.t] - s.t[#s.t - 1]) or 1
+      offset = offset + tlast + dt
+    end
+  end
+  if #rows == 0 then return r end
+  if r + #rows + CHART_ROWS + 4 > ROW_LIMIT then
+    S:put(r, 0, ("%s: sampled counters left out, the sheet is full "
+          .. "(run.json has them)."):format(t.id), F.note, true)
+    return r + 1
+  end
+  S:put(r, 0, ("%s \u{00B7} %s: sampled counters"):format(t.id,
+        tostring(t.title or "")), F.h2, true)
+  r = r + 1
+  if step > 1 then
+    S:put(r, 0, ("One sample in %d shown (%d in all); run.json has them "
+          .. "all."):format(step, total),
+          F.note, true)
+    r = r + 1
+  end
+  local charted = most_moving(all, names, MAX_CHARTED)
+  local cols = { "Cell", "t (s)" }
+  for _, k in ipairs(names) do cols[#cols + 1] = k end
+  local chart_at = r
+  local hr = r + (#charted > 0 and CHART_ROWS + 1 or 0)
+  if #charted == 0 then
+    S:put(r, 0, "No counter moved during this test.", F.note, true)
+    hr = r + 1
+  end
+  local last = grid(S, hr, 0, cols, rows, nil, true)
+  for j = 3, #cols do S.minw[j - 1] = 14 end
+  if #charted > 0 then
+    local idx = {}
+    for j, k in ipairs(names) do idx[k] = j + 1 end
+    local ys = {}
+    for _, k in ipairs(charted) do ys[#ys + 1] = idx[k] end
+    chart_block(S, { r0 = hr, r1 = last, x = 1, ys = ys, numeric_x = true,
+      names_from_header = true, markers = false, x_scale = 1.8,
+      title = ("%s counters"):format(t.id),
+      x_title = ("time (s), cells back to back; the %d of %d series that "
+                 .. "moved most"):format(#charted, #names),
+      at_row = chart_at, at_col = 0 })
+  end
+  return last
+end
+
+function M.write_counters(ctx, model)
+  local F = ctx.F
+  local S = M.new(ctx, "Counters")
+  S:put(0, 0, "Counters", F.h1, true)
+  S:put(1, 0, "Counter deltas per cell, then the sampled time series per "
+        .. "test (charts show the series that moved most).", F.subtitle,
+        true)
+  local r = 3
+  S:put(r, 0, "Counter deltas", F.h2, true)
+  r = r + 1
+  local hr = r
+  for j, h in ipairs { "Test", "Cell", "Counter", "Delta" } do
+    S:put(hr, j - 1, h, F.header)
+  end
+  for _, res in ipairs(model.results or {}) do
+    local ks = {}
+    for k in pairs(res.metrics or {}) do
+      if k:match("^delta%.") then ks[#ks + 1] = k end
+    end
+    table.sort(ks)
+    local bad = failed_metrics(res)
+    for _, k in ipairs(ks) do
+      local v = res.metrics[k]
+      if r + 1 >= ROW_LIMIT // 2 then goto full end
+      r = r + 1
+      S:put(r, 0, res.id, F.text)
+      S:put(r, 1, common.cell_label(res.params, res.cell), F.text)
+      S:put(r, 2, k:sub(7), F.text)
+      if type(v) == "number" then
+        S:put(r, 3, finite(v) and v or nil, F.numfmt(M.numfmt({ v }),
+              bad[k] or false))
+      else
+        S:put(r, 3, v, F.text)
+      end
+    end
+  end
+  ::full::
+  if r == hr then
+    S:put(r + 1, 0, "No test sampled counters.", F.note, true)
+    r = r + 1
+  else
+    S.ws:autofilter(hr, 0, r, 3)
+  end
+  r = r + 3
+  local by = common.results_by_test(model)
+  for _, t in ipairs(model.tests or {}) do
+    local last = write_series(S, r, t, by[t.id] or {})
+    if last ~= r then r = last + 3 end
+  end
+  S:fit_columns(S.fixed, 40)
+end
+
+return M

@@ -1,0 +1,39 @@
+-- H3: the counter sampler works on this host.  Every counter-based
+-- criterion of the runbook (RDMA error deltas, PFC/ECN, CPU utilisation
+-- next to bandwidth) trusts it, so prove it first: spin one CPU for a
+-- known time and push a known number of bytes through a loopback TCP
+-- connection (checked byte for byte), with the runner's sampler around the
+-- cell; the CPU and lo counters must have moved at least that much.
+local sys = require "strata.sys"
+
+local BYTES = 64 << 20
+local SPIN_S = 1.0
+
+test {
+  id = "H3", layer = "host", title = "Counter sampler sees known load",
+  tags = { "host", "counters" }, timeout = 60,
+  sample = { interval = 0.1, sources = { "cpu", "net", "ctxt", "softirq" } },
+  headline = "loopback_gbps", units = { loopback_gbps = "Gbit/s" },
+  criteria = {
+    loopback_corrupt = { eq = 0 },
+    ["delta.net.lo.rx_bytes"] = { min = "loopback_bytes" },
+    ["delta.net.lo.tx_bytes"] = { min = "loopback_bytes" },
+    -- one thread spinning SPIN_S seconds: at least a quarter of it must
+    -- show as user time even on a host shared with other work
+    ["delta.cpu.total.user"] = { min = "0.25 * spin_s" },
+    ["delta.cpu.total.busy_pct"] = { min = 1 },
+    ["delta.ctxt"] = { min = 1 },
+  },
+  run = function(t)
+    local spun = sys.spin(SPIN_S)
+    local lo = sys.tcp_loopback { bytes = BYTES, timeout = 30 }
+    t.note(("spin: %d iterations in %.1f s; loopback: %d MiB in %.3f s")
+           :format(spun, SPIN_S, lo.bytes >> 20, lo.duration_s))
+    return {
+      spin_s = SPIN_S,
+      loopback_bytes = lo.bytes,
+      loopback_corrupt = lo.corrupt,
+      loopback_gbps = lo.gbps,
+    }
+  end,
+}

@@ -1,0 +1,148 @@
+-- roundtrip.lua ENDPOINT BUILD OUT - the s3rdma test bed, run in the
+-- Soft-RoCE guest by guest.sh against the reference server:
+--   1. GET, ranged GET, PUT and multipart UploadPart over hipobj-rc-v2,
+--      every byte checked, cross-checked by plain TCP GETs of the same
+--      objects, and the server's counters moving by exactly the bytes;
+--   2. the one-round-trip form with an RC token is refused (501 +
+--      X-Amz-Rdma-Protocol-Status: unsupported);
+--   3. each fault switch of the server (decline, lie-data, lie-count,
+--      short, die) is caught: DECLINED or "RDMA not proven", never PASS.
+-- Any failed expectation raises: exit status non-zero.
+local s3 = require "strata.s3"
+local r = require "strata.s3rdma"
+
+local ep = assert(arg[1], "usage: roundtrip.lua ENDPOINT BUILD OUT")
+local metrics = ep .. "/minio/metrics/v3/api/rdma"
+local cl = s3.client { endpoint = ep, timeout = 60 }
+local B = "rt"
+local failures = 0
+
+local function check(cond, what)
+  if cond then
+    print("ok   " .. what)
+  else
+    failures = failures + 1
+    print("FAIL " .. what)
+  end
+end
+
+local function show(res)
+  local keys = {}
+  for k in pairs(res) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local t = {}
+  for _, k in ipairs(keys) do t[#t + 1] = k .. "=" .. tostring(res[k]) end
+  print("     " .. table.concat(t, " "))
+end
+
+-- Run w over RDMA between two counter scrapes; return result and proof.
+local function rdma(w)
+  w.client = cl
+  w.bucket = B
+  w.mode = "rc"
+  w.landing_grace = w.landing_grace or 1
+  local c0 = r.counters { url = metrics }
+  local res = r.run(w)
+  local c1 = r.counters { url = metrics }
+  local p = r.prove(res, c0, c1)
+  show(res)
+  print("     verdict: " .. p.verdict .. (p.reason ~= "" and (" - " .. p.reason) or ""))
+  return res, p
+end
+
+local function fault(mode)
+  local x = cl:request { method = "POST", path = "/.strata/fault",
+                         query = "mode=" .. mode }
+  assert(x.status == 204, "cannot set fault " .. mode)
+end
+
+cl:create_bucket(B)
+local MiB = 1048576
+
+-- 1. Round trips.  Objects written over TCP, read over RDMA.
+local res = r.run { client = cl, mode = "tcp", op = "put", bucket = B,
+                    prefix = "g", size = MiB, objects = 2, requests = 2 }
+check(res.ok == 2 and res.readback_ok == 2, "TCP PUT of 2 objects for GET")
+local g, p = rdma { op = "get", prefix = "g", size = MiB, objects = 2,
+                    requests = 4, concurrency = 2 }
+check(g.ok == 4 and g.verified == 4 and g.verify_errors == 0,
+      "RDMA GET 4 x 1 MiB, every byte checked")
+check(p.verdict == "PROVEN", "GET proven by reply, bytes and counters")
+check(p.delta_write == 4 * MiB, "write counter grew by 4 MiB")
+
+local rg
+rg, p = rdma { op = "get", prefix = "g", size = MiB, objects = 1,
+               requests = 2, range_offset = 12345, range_length = 100003 }
+check(rg.ok == 2 and rg.verify_errors == 0, "ranged RDMA GET (unaligned)")
+check(p.verdict == "PROVEN", "ranged GET proven")
+
+local pu
+pu, p = rdma { op = "put", prefix = "p", size = MiB + 17, objects = 2,
+               requests = 2, concurrency = 2, readback = true }
+check(pu.ok == 2 and pu.readback_ok == 2,
+      "RDMA PUT 2 objects, read back over TCP byte-identical")
+check(p.verdict == "PROVEN" and p.delta_read == 2 * (MiB + 17),
+      "PUT proven, read counter grew by the bytes")
+
+local mp
+mp, p = rdma { op = "multipart", prefix = "m", size = 3 * MiB + 5,
+               part_size = MiB, objects = 1, concurrency = 2 }
+check(mp.ok == 4 and mp.readback_ok == 1,
+      "multipart: 4 parts by RDMA UploadPart, completed, read back")
+check(p.verdict == "PROVEN", "multipart proven")
+
+-- Cross-check one RDMA-written object with a plain TCP ranged GET too.
+local body = cl:get(B, "p0", { range = "bytes=0-15" })
+check(#body == 16, "plain TCP ranged GET of an RDMA-written object")
+
+-- 2. The one-round-trip form with an RC token: refused, 501.
+local tok = r.token_encode { qpn = 17, rkey = 1, len = 16 }
+local o = r.single { client = cl, bucket = B, key = "g0", size = 16,
+                     token = tok }
+check(o.status == "declined" and o.http == 501 and
+      o.error:find("unsupported", 1, true),
+      "x-amz-rdma-token on GET: 501, protocol status unsupported")
+
+-- 3. Faults.
+fault("decline")
+local d
+d, p = rdma { op = "get", prefix = "g", size = MiB, requests = 2 }
+check(d.declined == 2 and p.verdict == "DECLINED", "decline -> DECLINED")
+d, p = rdma { op = "get", prefix = "g", size = MiB, requests = 2,
+              http_fallback = true }
+check(d.fallback_requests == 2 and d.fallback_bytes == 2 * MiB and
+      p.verdict == "DECLINED", "decline + http_fallback: TCP bytes counted apart")
+
+fault("lie-data")
+d, p = rdma { op = "get", prefix = "g", size = MiB, requests = 1 }
+check(p.verdict == "NOT PROVEN" and d.landed_ok == 0,
+      "lie-data GET (200 without a write) -> RDMA not proven")
+d, p = rdma { op = "put", prefix = "lie", size = MiB, requests = 1,
+              readback = true }
+check(p.verdict == "NOT PROVEN" and d.readback_errors == 1,
+      "lie-data PUT (200, not stored) -> caught by the TCP read-back")
+
+fault("lie-count")
+d, p = rdma { op = "get", prefix = "g", size = MiB, requests = 1 }
+check(d.ok == 1 and p.verdict == "NOT PROVEN" and p.counters == "mismatch",
+      "lie-count -> counter witness disagrees")
+
+fault("short")
+d, p = rdma { op = "get", prefix = "g", size = MiB, requests = 1 }
+check(p.verdict == "NOT PROVEN" and d.failed == 1,
+      "short write claimed whole -> RDMA not proven")
+
+fault("die")
+local c0 = r.counters { url = metrics }
+d = r.run { client = cl, bucket = B, mode = "rc", op = "get", prefix = "g",
+            size = MiB, requests = 1, landing_grace = 1 }
+show(d)
+p = r.prove(d, c0, nil)       -- the server is gone: no counters after
+print("     verdict: " .. p.verdict .. " - " .. p.reason)
+check(p.verdict == "NOT PROVEN" and d.failed == 1 and
+      (d.first_error or ""):find("ready", 1, true),
+      "server dies mid-transfer -> the READY step fails")
+
+print(failures == 0 and "roundtrip: all checks passed"
+      or ("roundtrip: " .. failures .. " check(s) failed"))
+os.exit(failures == 0 and 0 or 1)
