@@ -286,8 +286,13 @@ static int run_gpm(const struct s3_config *cfg, const struct s3w_params *p,
         goto out;
       }
     }
-    else
-      w[i].buf = p->op == S3W_PUT ? NULL : malloc(w[i].cap);
+    else if(p->op != S3W_PUT) {
+      /* touched now, outside the timed window, as a reader's reused
+       * buffer would be: first-touch page faults are not the network's */
+      w[i].buf = malloc(w[i].cap);
+      if(w[i].buf)
+        memset(w[i].buf, 0, w[i].cap);
+    }
     if(!w[i].conn || (p->op != S3W_PUT && p->memory == S3W_HOST &&
                       !w[i].buf) ||
        s3w_result_init(&w[i].r)) {
