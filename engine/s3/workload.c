@@ -191,7 +191,11 @@ static void *worker_main(void *arg)
   for(;;) {
     uint64_t now = strata_now_ns(), seq;
     int measured = now >= sh->clk.t_measure, is_get;
-    if(strata_stop_flag || (sh->clk.t_deadline && now >= sh->clk.t_deadline))
+    /* past the window's end no op starts, except a thread's first
+     * recorded one (objects slower than the window still get measured) */
+    if(strata_stop_flag || (sh->clk.t_deadline &&
+                            now >= sh->clk.t_deadline &&
+                            w->r.ops + w->r.errors > 0))
       break;
     if(p->count && measured &&
        atomic_fetch_add(&sh->claimed, 1) >= p->count)
