@@ -7,7 +7,8 @@
 -- Every tool moves the same bytes (OBJS objects per point, CONC at a
 -- time) and is timed the same way: wall clock around the whole transfer
 -- (process start included for the peers, thread and connection set-up
--- for strata).  Each point is the best of ROUNDS rounds (default 3).
+-- for strata).  Each point is the best of ROUNDS rounds (default 3), the
+-- tools' order rotating from round to round.
 local s3 = require "strata.s3"
 local core = require "strata.core"
 
@@ -117,13 +118,17 @@ local function strata(op, conc, objs)
 end
 
 local tools = { { "strata", strata }, { "curl", curl }, { "rclone", rclone } }
+io.stderr:write("op   conc   strata     curl   rclone   strata/best-peer\n")
 local rows = {}
 for _, conc in ipairs{ 1, 4 } do
   local objs = conc == 1 and 4 or 8
   for _, op in ipairs{ "put", "get" } do
     local best = {}
-    for _ = 1, ROUNDS do
-      for _, t in ipairs(tools) do
+    for round = 1, ROUNDS do
+      -- rotate the order: no tool always follows the same one (the
+      -- server's background work after a tool's writes falls on the next)
+      for k = 0, #tools - 1 do
+        local t = tools[(round + k - 1) % #tools + 1]
         local dt = t[2](op, conc, objs)
         local mibps = objs * SIZE / MiB / dt
         best[t[1]] = math.max(best[t[1]] or 0, mibps)
@@ -132,7 +137,8 @@ for _, conc in ipairs{ 1, 4 } do
     local peer = math.max(best.curl, best.rclone)
     rows[#rows + 1] = { op:upper(), conc, best.strata, best.curl, best.rclone,
                         best.strata / peer }
-    io.stderr:write(("%s c=%d done\n"):format(op, conc))
+    io.stderr:write(("%-4s %4d %8.0f %8.0f %8.0f   %6.2f x\n")
+                    :format(table.unpack(rows[#rows])))
   end
 end
 

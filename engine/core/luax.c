@@ -73,6 +73,7 @@ static int opt_field(lua_State *L, int idx, const char *field)
 lua_Integer strata_opt_int(lua_State *L, int idx, const char *fn,
                            const char *field, lua_Integer def)
 {
+  idx = lua_absindex(L, idx);  /* the pushes below shift relative ones */
   int t = opt_field(L, idx, field);
   lua_Integer v = def;
   if(t == LUA_TNIL) {
@@ -96,6 +97,7 @@ lua_Integer strata_opt_int(lua_State *L, int idx, const char *fn,
 lua_Number strata_opt_num(lua_State *L, int idx, const char *fn,
                           const char *field, lua_Number def)
 {
+  idx = lua_absindex(L, idx);  /* the pushes below shift relative ones */
   int t = opt_field(L, idx, field);
   lua_Number v = def;
   if(t == LUA_TNIL) {
@@ -114,6 +116,7 @@ lua_Number strata_opt_num(lua_State *L, int idx, const char *fn,
 const char *strata_opt_str(lua_State *L, int idx, const char *fn,
                            const char *field, const char *def)
 {
+  idx = lua_absindex(L, idx);  /* the pushes below shift relative ones */
   int t = opt_field(L, idx, field);
   const char *v;
   if(t == LUA_TNIL) {
@@ -133,6 +136,7 @@ const char *strata_opt_str(lua_State *L, int idx, const char *fn,
 int strata_opt_bool(lua_State *L, int idx, const char *fn,
                     const char *field, int def)
 {
+  idx = lua_absindex(L, idx);  /* the pushes below shift relative ones */
   int t = opt_field(L, idx, field);
   int v;
   if(t == LUA_TNIL) {

@@ -43,7 +43,8 @@ long ctr_set_find(const struct ctr_set *s, const char *name);
 
 enum ctr_source {
   CTR_SRC_CPU = 1, CTR_SRC_SOFTIRQ = 2, CTR_SRC_INTR = 4, CTR_SRC_CTXT = 8,
-  CTR_SRC_NET = 16, CTR_SRC_RDMA = 32, CTR_SRC_TCP = 64
+  CTR_SRC_NET = 16, CTR_SRC_RDMA = 32, CTR_SRC_TCP = 64,
+  CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256
 };
 
 /* CPU fields, in /proc/stat order, as named in the series. */
@@ -65,16 +66,24 @@ int ctr_parse_netdev(const char *text, struct ctr_set *s);
 /* /proc/net/snmp Tcp: tcp.{ActiveOpens,InSegs,OutSegs,RetransSegs,...}. */
 int ctr_parse_snmp(const char *text, struct ctr_set *s);
 /* Every file in <root>/sys/class/infiniband/<dev>/ports/<p>/counters and
- * .../hw_counters: rdma.<dev>.<p>.<counter>.  No such directory: nothing, returns 0. */
+ * .../hw_counters: rdma.<dev>.<p>.<counter>.  No such directory:
+ * nothing, returns 0. */
 int ctr_read_rdma(const char *root, struct ctr_set *s);
+
+/* `ethtool -S <ifname>` through the ioctl: ethtool.<if>.<stat> (live
+ * host only).  -1 with errno when the interface has no statistics. */
+int ctr_read_ethtool(const char *ifname, struct ctr_set *s);
 
 /* Read a whole file into *buf (grown as needed, NUL ended).  0 or -1. */
 int ctr_read_file(const char *path, char **buf, size_t *cap, size_t *len);
 
 /* One snapshot of the local sources under root ("" or "/" = this host).
+ * CTR_SRC_ETHTOOL reads the interfaces in ifaces (NULL-ended; NULL = every
+ * interface with a device behind it); it needs the live host.
  * On failure -1 with "path: strerror" in err. */
 int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
-                 struct ctr_set *s, char *err, size_t errlen);
+                 char *const *ifaces, struct ctr_set *s, char *err,
+                 size_t errlen);
 
 /* --- Prometheus text exposition format ------------------------------ */
 
@@ -165,6 +174,7 @@ struct ctr_opts {
   double prom_interval_s;   /* 0 = max(interval, 1 s) */
   int intr_top;             /* keep the N interrupt rows that moved most */
   const char *intr_match;   /* or those whose name matches (fnmatch) */
+  char *const *ethtool;     /* interfaces for CTR_SRC_ETHTOOL, or NULL */
 };
 
 struct ctr_sampler;

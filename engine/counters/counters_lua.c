@@ -18,11 +18,12 @@
 #define SAMPLER_MT "strata.counters.sampler"
 
 static const char *const src_names[] = {
-  "cpu", "softirq", "interrupts", "intr", "ctxt", "net", "rdma", "tcp", NULL
+  "cpu", "softirq", "interrupts", "intr", "ctxt", "net", "rdma", "tcp",
+  "ethtool", "gpu", NULL
 };
 static const unsigned src_bits[] = {
   CTR_SRC_CPU, CTR_SRC_SOFTIRQ, CTR_SRC_INTR, CTR_SRC_INTR, CTR_SRC_CTXT,
-  CTR_SRC_NET, CTR_SRC_RDMA, CTR_SRC_TCP
+  CTR_SRC_NET, CTR_SRC_RDMA, CTR_SRC_TCP, CTR_SRC_ETHTOOL, CTR_SRC_GPU
 };
 #define SRC_DEFAULT (CTR_SRC_CPU | CTR_SRC_SOFTIRQ | CTR_SRC_INTR | \
                      CTR_SRC_CTXT | CTR_SRC_NET | CTR_SRC_RDMA | CTR_SRC_TCP)
@@ -45,13 +46,43 @@ static unsigned opt_sources(lua_State *L, int idx, const char *fn)
         k = j;
     if(k < 0)
       luaL_error(L, "%s: sources[%d]: unknown source '%s' (cpu, softirq, "
-                 "interrupts, ctxt, net, rdma, tcp)", fn, (int)i,
+                 "interrupts, ctxt, net, rdma, tcp, ethtool, gpu)", fn, (int)i,
                  nm ? nm : luaL_typename(L, -1));
     bits |= src_bits[k];
     lua_pop(L, 1);
   }
   lua_pop(L, 2);
   return bits;
+}
+
+/* 'ethtool' = { "ens1f0", ... }: a NULL-ended array in a userdata left on
+ * the stack (the strings stay owned by the option table).  NULL if unset;
+ * sets CTR_SRC_ETHTOOL in *src when given. */
+static char **opt_ifaces(lua_State *L, int idx, const char *fn, unsigned *src)
+{
+  char **v;
+  size_t n;
+  if(lua_getfield(L, idx, "ethtool") == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushnil(L);  /* keep the stack shape */
+    return NULL;
+  }
+  if(!lua_istable(L, -1))
+    luaL_error(L, "%s: option 'ethtool' must be a list of interface names",
+               fn);
+  n = lua_rawlen(L, -1);
+  v = lua_newuserdatauv(L, (n + 1) * sizeof(char *), 0);
+  for(size_t i = 0; i < n; i++) {
+    if(lua_rawgeti(L, -2, (lua_Integer)i + 1) != LUA_TSTRING)
+      luaL_error(L, "%s: ethtool[%d] must be an interface name", fn,
+                 (int)i + 1);
+    v[i] = (char *)lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  v[n] = NULL;
+  lua_remove(L, -2);
+  *src |= CTR_SRC_ETHTOOL;
+  return v;
 }
 
 /* --- Sample tables --------------------------------------------------- */
@@ -335,22 +366,26 @@ static int l_prometheus_query(lua_State *L)
 
 static int l_snapshot(lua_State *L)
 {
-  static const char *const keys[] = { "sources", "per_cpu", "root", NULL };
+  static const char *const keys[] = {
+    "sources", "per_cpu", "root", "ethtool", NULL
+  };
   const char *fn = "counters.snapshot";
   struct ctr_set s;
   unsigned src = SRC_DEFAULT;
   int per_cpu = 0;
   const char *root = "";
   char err[600];
+  char **ifaces = NULL;
 
   if(!lua_isnoneornil(L, 1)) {
     strata_check_keys(L, 1, fn, keys);
     src = opt_sources(L, 1, fn);
     per_cpu = strata_opt_bool(L, 1, fn, "per_cpu", 0);
     root = strata_opt_str(L, 1, fn, "root", "");
+    ifaces = opt_ifaces(L, 1, fn, &src);
   }
   ctr_set_init(&s);
-  if(ctr_snapshot(root, src, per_cpu, &s, err, sizeof(err))) {
+  if(ctr_snapshot(root, src, per_cpu, ifaces, &s, err, sizeof(err))) {
     ctr_set_free(&s);
     return luaL_error(L, "%s: %s", fn, err);
   }
@@ -464,7 +499,7 @@ static int l_start(lua_State *L)
 {
   static const char *const keys[] = {
     "interval", "sources", "per_cpu", "root", "max_samples", "prometheus",
-    "prom_interval", "intr_top", "intr_match", NULL
+    "prom_interval", "intr_top", "intr_match", "ethtool", NULL
   };
   const char *fn = "counters.start";
   struct ctr_opts o;
@@ -486,6 +521,7 @@ static int l_start(lua_State *L)
   o.prom_interval_s = strata_opt_num(L, 1, fn, "prom_interval", 0);
   o.intr_top = (int)strata_opt_int(L, 1, fn, "intr_top", 10);
   o.intr_match = strata_opt_str(L, 1, fn, "intr_match", NULL);
+  o.ethtool = opt_ifaces(L, 1, fn, &o.sources);
   read_prom(L, 1, &o);
   u = lua_newuserdatauv(L, sizeof(*u), 0);
   memset(u, 0, sizeof(*u));

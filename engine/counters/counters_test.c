@@ -247,7 +247,8 @@ static void test_procfs(void)
   CHECK(ctr_parse_interrupts(
           "           CPU0       CPU1\n"
           "  24:         10          5  IO-APIC   5-edge      ACPI:Ged\n"
-          " 130:          1          2  PCI-MSI 1-edge mlx5_comp0@pci:0000:17:00.0\n"
+          " 130:          1          2  PCI-MSI 1-edge "
+          "mlx5_comp0@pci:0000:17:00.0\n"
           " NMI:          3          4   Non-maskable interrupts\n",
           &s) == 0);
   CHECK(get(&s, "intr.24.ACPI_Ged") == 15);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "nvml.h"
 
 const char *const ctr_cpu_fields[CTR_CPU_FIELDS] = {
   "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"
@@ -499,8 +500,68 @@ int ctr_read_rdma(const char *root, struct ctr_set *s)
   return rc;
 }
 
+/* Interfaces with a device behind them (physical NICs, VFs, virtio). */
+static int ethtool_all(struct ctr_set *s, char *err, size_t errlen)
+{
+  struct dirent **e = NULL;
+  int n = scandir("/sys/class/net", &e, NULL, alphasort);
+  for(int i = 0; i < n; i++) {
+    char dev[400];
+    if(e[i]->d_name[0] != '.') {
+      (void)!snprintf(dev, sizeof(dev), "/sys/class/net/%s/device",
+                      e[i]->d_name);
+      if(!access(dev, F_OK) && ctr_read_ethtool(e[i]->d_name, s) &&
+         errno == ENOMEM) {
+        snprintf(err, errlen, "ethtool: out of memory");
+        for(; i < n; i++)
+          free(e[i]);
+        free(e);
+        return -1;
+      }
+    }
+    free(e[i]);
+  }
+  free(e);
+  return 0;
+}
+
+/* NVML gauges per GPU (gpu.<i>.<what>); no driver or no GPU adds nothing:
+ * an absent source is empty, not an error.  NVML blocks ~20 ms per GPU
+ * for the PCIe figures, so this source is opt-in. */
+static int gpu_sample(struct ctr_set *s, char *err, size_t errlen)
+{
+  struct nvml_sample g[NVML_GPU_MAX];
+  char nerr[256];
+  int n = nvml_sample(g, NVML_GPU_MAX, nerr, sizeof(nerr));
+  if(n == -NVML_ABSENT)
+    return 0;
+  if(n < 0) {
+    snprintf(err, errlen, "nvml: %s", nerr);
+    return -1;
+  }
+  for(int i = 0; i < n; i++) {
+    const struct { const char *what; double v; } f[] = {
+      { "util_pct", g[i].gpu_util_pct }, { "mem_util_pct", g[i].mem_util_pct },
+      { "power_w", g[i].power_w }, { "sm_clock_mhz", g[i].sm_clock_mhz },
+      { "pcie_tx_mbps", g[i].pcie_tx_mbps },
+      { "pcie_rx_mbps", g[i].pcie_rx_mbps },
+      { "mem_used_bytes", g[i].mem_used_bytes },
+    };
+    for(size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+      char name[96];
+      snprintf(name, sizeof(name), "gpu.%u.%s", g[i].index, f[k].what);
+      if(ctr_set_add(s, name, f[k].v, CTR_GAUGE)) {
+        snprintf(err, errlen, "gpu counters: out of memory");
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
 int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
-                 struct ctr_set *s, char *err, size_t errlen)
+                 char *const *ifaces, struct ctr_set *s, char *err,
+                 size_t errlen)
 {
   static const struct {
     unsigned src;
@@ -546,6 +607,19 @@ int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
     snprintf(err, errlen, "rdma counters: out of memory");
     rc = -1;
   }
+  if(!rc && (sources & CTR_SRC_ETHTOOL) && !root[0]) {
+    if(!ifaces)
+      rc = ethtool_all(s, err, errlen);
+    for(size_t i = 0; ifaces && ifaces[i] && !rc; i++)
+      if(ctr_read_ethtool(ifaces[i], s)) {
+        snprintf(err, errlen, "ethtool -S %s: %s", ifaces[i],
+                 errno == EOPNOTSUPP ? "the driver has no statistics"
+                                     : strerror(errno));
+        rc = -1;
+      }
+  }
+  if(!rc && (sources & CTR_SRC_GPU) && !root[0])
+    rc = gpu_sample(s, err, errlen);
   free(buf);
   return rc;
 }

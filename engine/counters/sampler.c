@@ -35,6 +35,7 @@ struct cpu_grp {
 struct ctr_sampler {
   struct ctr_opts o;
   struct ctr_prom_src *prom;  /* owned copies */
+  char **eth;                 /* owned copy of o.ethtool */
   struct ctr_set cols;        /* names and kinds of every column */
   size_t nraw, n;
   long *hash;                 /* open addressing: column index or -1 */
@@ -128,8 +129,8 @@ static int scrape_all(struct ctr_sampler *s, char *err, size_t errlen)
 static int take(struct ctr_sampler *s, char *err, size_t errlen)
 {
   ctr_set_clear(&s->snap);
-  if(ctr_snapshot(s->o.root, s->o.sources, s->o.per_cpu, &s->snap, err,
-                  errlen))
+  if(ctr_snapshot(s->o.root, s->o.sources, s->o.per_cpu, s->o.ethtool,
+                  &s->snap, err, errlen))
     return -1;
   pthread_mutex_lock(&s->mu);
   for(size_t i = 0; i < s->o.nprom; i++)
@@ -218,7 +219,15 @@ static void absorb(struct ctr_sampler *s, int final)
     }
   }
   s->tick++;
-  if(final || s->tick % s->stride == 0)
+  if(final && s->nrows > 1 &&
+     (double)(s->tcur - s->t0) / 1e9 - s->ts[s->nrows - 1] <
+     s->o.interval_s * (double)s->stride / 2) {
+    /* a stop just after a tick: widen the last interval rather than end
+     * the series on a sliver whose rate is all jiffy rounding */
+    s->nrows--;
+    store_row(s, s->cur, (double)(s->tcur - s->t0) / 1e9);
+  }
+  else if(final || s->tick % s->stride == 0)
     store_row(s, s->cur, (double)(s->tcur - s->t0) / 1e9);
   memcpy(s->prev, s->cur, s->n * sizeof(double));
   s->tprev = s->tcur;
@@ -317,6 +326,18 @@ static int copy_prom(struct ctr_sampler *s)
     ctr_set_init(&s->platest[i]);
   }
   s->o.prom = NULL;
+  if(s->o.ethtool) {
+    size_t n = 0;
+    while(s->o.ethtool[n])
+      n++;
+    s->eth = calloc(n + 1, sizeof(char *));
+    if(!s->eth)
+      return -1;
+    for(size_t i = 0; i < n; i++)
+      if(!(s->eth[i] = strdup(s->o.ethtool[i])))
+        return -1;
+    s->o.ethtool = s->eth;
+  }
   return 0;
 }
 
@@ -597,6 +618,9 @@ void ctr_sampler_free(struct ctr_sampler **sp)
   }
   free(s->prom);
   free(s->platest);
+  for(size_t i = 0; s->eth && s->eth[i]; i++)
+    free(s->eth[i]);
+  free(s->eth);
   for(size_t i = 0; i < s->nerrors; i++)
     free(s->errors[i]);
   ctr_set_free(&s->cols);

@@ -191,7 +191,11 @@ static void *worker_main(void *arg)
   for(;;) {
     uint64_t now = strata_now_ns(), seq;
     int measured = now >= sh->clk.t_measure, is_get;
-    if(strata_stop_flag || (sh->clk.t_deadline && now >= sh->clk.t_deadline))
+    /* past the window's end no op starts, except a thread's first
+     * recorded one (objects slower than the window still get measured) */
+    if(strata_stop_flag || (sh->clk.t_deadline &&
+                            now >= sh->clk.t_deadline &&
+                            w->r.ops + w->r.errors > 0))
       break;
     if(p->count && measured &&
        atomic_fetch_add(&sh->claimed, 1) >= p->count)
@@ -286,8 +290,13 @@ static int run_gpm(const struct s3_config *cfg, const struct s3w_params *p,
         goto out;
       }
     }
-    else
-      w[i].buf = p->op == S3W_PUT ? NULL : malloc(w[i].cap);
+    else if(p->op != S3W_PUT) {
+      /* touched now, outside the timed window, as a reader's reused
+       * buffer would be: first-touch page faults are not the network's */
+      w[i].buf = malloc(w[i].cap);
+      if(w[i].buf)
+        memset(w[i].buf, 0, w[i].cap);
+    }
     if(!w[i].conn || (p->op != S3W_PUT && p->memory == S3W_HOST &&
                       !w[i].buf) ||
        s3w_result_init(&w[i].r)) {

@@ -8,6 +8,9 @@
  * from curl's start-transfer time.  Operations that start during the
  * warm-up are run but not recorded.  Throughput = bytes of recorded
  * operations / (end of the last recorded operation - end of warm-up).
+ * Duration mode: no operation starts after the window, except each
+ * thread's first recorded one (an object slower than the window is still
+ * measured once).
  * Every sample is kept (stats.h: exact percentiles).  Errors are counted
  * by HTTP status + S3 code, or by transport failure; the run goes on.
  */

@@ -11,6 +11,7 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,6 +366,29 @@ fail:
   _exit(127);
 }
 
+/* write() to the child's stdin without dying of SIGPIPE when it has gone:
+ * block the signal for this thread and swallow the one the write raised. */
+static ssize_t write_nosigpipe(int fd, const void *p, size_t n)
+{
+  sigset_t pipe_set, old, pending;
+  ssize_t k;
+  int e, was_pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigpending(&pending);
+  was_pending = sigismember(&pending, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  k = write(fd, p, n);
+  e = errno;
+  if(k < 0 && e == EPIPE && !was_pending) {
+    const struct timespec zero = { 0, 0 };
+    (void)sigtimedwait(&pipe_set, NULL, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = e;
+  return k;
+}
+
 static void close_fd(int *fd)
 {
   if(*fd >= 0)
@@ -465,7 +489,7 @@ int sys_run(const struct sys_run_opts *o, struct sys_run_result *r)
       if(!pf[i].revents)
         continue;
       if(pf[i].fd == pin[1]) {
-        k = write(pin[1], o->in + in_off, o->in_len - in_off);
+        k = write_nosigpipe(pin[1], o->in + in_off, o->in_len - in_off);
         if(k > 0)
           in_off += (size_t)k;
         if((k < 0 && errno != EAGAIN) || in_off == o->in_len)

@@ -16,7 +16,8 @@ int ctl_fmt_test(char *buf, size_t len, const struct verbs_test *t)
   int n = snprintf(buf, len,
                    "kind=%s op=%s size=%llu qps=%d depth=%d rxdepth=%d "
                    "cqmod=%d iters=%llu duration=%.6f bidir=%d validate=%d "
-                   "inline=%d timeout=%.3f mem=%s hugepages=%d numa=%d maxbuf=%llu",
+                   "inline=%d timeout=%.3f mem=%s hugepages=%d numa=%d "
+                   "maxbuf=%llu",
                    t->kind == VERBS_KIND_LAT ? "lat" : "bw",
                    ctl_op_name(t->op), (unsigned long long)t->size, t->qps,
                    t->tx_depth, t->rx_depth, t->cq_mod,

@@ -134,12 +134,19 @@ local function run_cell(t, cell, env)
   local sampler
   if t.sample then
     local counters = require "strata.counters"
-    sampler = counters.start(t.sample)
+    local ok, s = pcall(counters.start, t.sample)
+    if not ok then
+      out.error = ("%s: counters could not be read: %s"):format(t.where,
+        (tostring(s):gsub("^[^%s]-%.lua:%d+: ", "")))
+      return cjson.encode(out)
+    end
+    sampler = s
   end
   local ok, ret = xpcall(t.run, error_handler, ctx)
   if sampler then
     local c = sampler:stop()
     out.series = c.series
+    if c.errors and #c.errors > 0 then out.counter_errors = c.errors end
     if ok and type(ret) == "table" then
       for name, d in pairs(c.deltas or {}) do ret["delta." .. name] = d end
     end
@@ -286,7 +293,15 @@ function M.run(order, opts)
             if c.unresolved then unresolved = unresolved or c.why end
             if not c.ok then failed[#failed + 1] = c.why end
           end
-          if unresolved then
+          if out.counter_errors then
+            -- the spec asked for these counters: a run without them is
+            -- not a measurement to judge
+            rec.status = "ERROR"
+            rec.reason = "counters could not be read: " .. out.counter_errors[1]
+            for _, e in ipairs(out.counter_errors) do
+              rec.notes[#rec.notes + 1] = "counters: " .. e
+            end
+          elseif unresolved then
             rec.status, rec.reason = "ERROR", unresolved
           elseif out.fail then
             rec.status, rec.reason = "FAIL", out.fail

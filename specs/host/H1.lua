@@ -4,7 +4,8 @@
 -- a host quiet enough to measure on (1-minute load per online CPU).
 -- Site keys (specs/site.d/host.yaml): host.cpus, host.numa_nodes,
 -- host.allowed_offline; without them the host is compared with itself
--- (every present CPU online) and a note says so.
+-- (every present CPU online) and a note says so.  host.root reviews a tree
+-- recorded by tests/host/record_host.sh instead of this host.
 local sys = require "strata.sys"
 
 -- CPUs of a kernel CPU list ("0-3,8") as a set
@@ -30,8 +31,9 @@ test {
     load1_per_cpu = { max = 2.0 },
   },
   run = function(t)
-    local inv = sys.inventory()
     local host = t.site.host or {}
+    local inv = sys.inventory { root = host.root }
+    if host.root then t.note("reviewing the recorded tree " .. host.root) end
     local cpu = inv.cpu
     if not cpu.online_count then
       t.skip("no /sys/devices/system/cpu/online: not a Linux host view")

@@ -5,7 +5,8 @@
 -- NUMA node first, then the longest shared PCI path) must sit on the GPU's
 -- NUMA node; a pair that crosses nodes is counted.  Without a GPU the
 -- table is recorded and nothing can cross.
--- Site key: host.max_cross_numa_pairs (default 0).
+-- Site keys: host.max_cross_numa_pairs (default 0); host.root reviews a
+-- tree recorded by tests/host/record_host.sh instead of this host.
 local sys = require "strata.sys"
 
 local function shared_prefix(a, b)
@@ -33,8 +34,9 @@ test {
     cross_numa_pairs = { max = "cross_numa_allowed" },
   },
   run = function(t)
-    local loc = sys.locality()
     local host = t.site.host or {}
+    local loc = sys.locality { root = host.root }
+    if host.root then t.note("reviewing the recorded tree " .. host.root) end
     local by = { gpu = {}, nic = {}, nvme = {}, rdma = {} }
     local rows = {}
     for _, d in ipairs(loc.devices) do

@@ -72,6 +72,24 @@ def main():
         check(res["H3"]["status"] == "FAIL", "H3 with an impossible lo delta")
         if os.path.exists(os.path.join(SRC, "lua/strata/report/workbook.lua")):
             check(p.returncode == 1, "exit %d on failures" % p.returncode)
+
+        # a constructed two-socket node: GPU1's nearest RDMA NIC and GPU0's
+        # nearest NVMe sit on the other socket
+        tree = os.path.join(SRC, "fixtures/host/two-socket")
+        p, res = run(tmp, "two", "host:\n  root: %s\n  cpus: 8\n  numa_nodes: 2\n" % tree,
+                     "--only", "H1", "--only", "H2")
+        check(res["H1"]["status"] == "PASS", "H1 on two-socket: %s" % res["H1"])
+        m = res["H2"]["metrics"]
+        check(res["H2"]["status"] == "FAIL", "H2 on two-socket")
+        check(m["gpus"] == 2 and m["rdma_devices"] == 1 and m["nvme"] == 1,
+              "two-socket devices %s" % m)
+        check(m["gpu_nic_cross_numa"] == 1 and m["gpu_nvme_cross_numa"] == 1 and
+              m["cross_numa_pairs"] == 2, "two-socket pairing %s" % m)
+        pairing = [t for t in res["H2"]["tables"] if t["name"] == "GPU pairing"]
+        check(pairing and pairing[0]["rows"][1][2] == "irdma0", "pairing table")
+        p, res = run(tmp, "two-ok", "host:\n  root: %s\n  max_cross_numa_pairs: 2\n" % tree,
+                     "--only", "H2")
+        check(res["H2"]["status"] == "PASS", "H2 with 2 cross pairs allowed")
     if failures:
         print("run_specs: %d failures" % failures, file=sys.stderr)
         return 1

@@ -320,6 +320,52 @@ class Secrets(Tmp):
                 self.assertNotIn(secret.encode(), z.read(n), n)
 
 
+class Counters(Tmp):
+    """A spec that samples a Prometheus endpoint which answers garbage, or
+    never answers: that cell is an ERROR naming the endpoint and the
+    step, within its timeout, and the other tests' results stand."""
+
+    def test_bad_endpoints(self):
+        fx = subprocess.Popen(
+            ["/usr/bin/python3",
+             os.path.join(HERE, "../../fixtures/host/http_fixture.py"),
+             "--lifetime", "60"], stdout=subprocess.PIPE, text=True)
+        try:
+            port = int(fx.stdout.readline().split()[1])
+            base = "http://127.0.0.1:%d" % port
+            spec = self.path("c.lua")
+            with open(spec, "w") as f:
+                f.write("""
+local core = require "strata.core"
+local function t(id, path)
+  test {
+    id = id, layer = "host", title = "samples " .. path, timeout = 20,
+    sample = { interval = 0.2, sources = { "cpu" },
+               prometheus = { { name = "fx", url = "%s" .. path, timeout = 1 } } },
+    run = function() core.sleep(1.5) return { ok = 1 } end,
+  }
+end
+t("C1", "/metrics")
+t("C2", "/garbage")
+t("C3", "/hang")
+""" % base)
+            p = strata("run", spec, "-o", self.path("c.xlsx"))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            res = results(journal(self.path("c.jsonl")))
+            self.assertEqual(res["C1"][0]["status"], "PASS", res["C1"][0])
+            self.assertTrue(any(k.startswith("delta.prom.fx.")
+                                for k in res["C1"][0]["metrics"]))
+            for cid in ("C2", "C3"):
+                r = res[cid][0]
+                self.assertEqual(r["status"], "ERROR", r)
+                self.assertIn("counters could not be read", r["reason"])
+                self.assertIn(base, r["reason"])
+                self.assertLess(r["duration_s"], 15)
+        finally:
+            fx.kill()
+            fx.wait()
+
+
 class Workbook(Tmp):
     def test_read_back(self):
         import openpyxl
