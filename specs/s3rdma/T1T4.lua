@@ -3,7 +3,7 @@
 -- (B06), same object size and concurrency, and the same for the 64 MiB x 1
 -- pair (B01 / B02).  It reads the other tests' results (the s3 specs give
 -- the TCP rows), emits the T1-T4 sheet (throughput, CPU, GPU utilisation,
--- p50/p99), the raw wire beside it (R2/R4's best RDMA WRITE bandwidth)
+-- p50/p99), the raw wire beside it (B02-wire/B04-wire, R2/R4)
 -- and the "RDMA benefit" view: throughput gain + CPU reduction +
 -- GPU utilisation gain + latency reduction.  End-to-end PASS (RUNBOOK
 -- section 32), per pair, on GET: RDMA throughput >= TCP x ratio OR CPU at
@@ -110,17 +110,22 @@ test {
     t.table("T1-T4", { "T", "path", "conditions", "test", "status",
                        "GET Gbit/s", "PUT Gbit/s", "GET CPU %", "PUT CPU %",
                        "GPU util %", "GET p50 ms", "GET p99 ms" }, rows)
-    -- The raw wire beside the S3 paths (RUNBOOK section 31): the best
-    -- RDMA WRITE bandwidth R2 (host) and R4 (GPU memory) measured.
+    -- The raw wire beside the S3 paths (RUNBOOK section 31): the verbs
+    -- family's per-row baselines (B02-wire, B04-wire: RDMA WRITE at the
+    -- row's object size and stream count), and the best RDMA WRITE
+    -- bandwidth of R2 (host) and R4 (GPU memory).
     local wire = {}
-    for _, w in ipairs { { "R2", "RDMA WRITE, host memory", "host" },
-                         { "R4", "RDMA WRITE, GPU memory", "gpu" } } do
+    for _, w in ipairs {
+      { "B04-wire", "RDMA WRITE 256 MiB x 16", "host", "wire_gbps", "host" },
+      { "B02-wire", "RDMA WRITE 64 MiB x 1", "host64", "wire_gbps", "host64" },
+      { "R2", "RDMA WRITE, host memory (best)", "r2", "bw_gbps", "host" },
+      { "R4", "RDMA WRITE, GPU memory (best)", "r4", "bw_gbps", "gpu" } } do
       local best
       for _, c in ipairs(t.results(w[1]) or {}) do
-        local v = c.metrics and c.metrics.bw_gbps
+        local v = c.metrics and c.metrics[w[4]]
         if type(v) == "number" and (not best or v > best) then best = v end
       end
-      local r = m_rdma_gbps and m_rdma_gbps[w[3]]
+      local r = m_rdma_gbps[w[5]]
       if best then out["wire." .. w[3] .. "_gbps"] = best end
       wire[#wire + 1] = { w[1], w[2], fmt(best) or "", best and r and
                           fmt(100 * r / best) or "",

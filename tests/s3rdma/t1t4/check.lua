@@ -22,7 +22,7 @@ if want == "PASS" then
   if not near(m["host.throughput_ratio"], 20.9 / 20) then bad[#bad + 1] = "ratio" end
   if not near(m["host.cpu_reduction_pct"], 100 * (45 - 12) / 45) then bad[#bad + 1] = "cpu" end
   if m["host.benefit"] ~= true then bad[#bad + 1] = "benefit" end
-  if m["wire.host_gbps"] ~= 100 then bad[#bad + 1] = "raw wire (R2 best)" end
+  if m["wire.r2_gbps"] ~= 100 then bad[#bad + 1] = "raw wire (R2 best)" end
   if not names["Raw wire"] then bad[#bad + 1] = "raw wire table" end
   if m["gpu.benefit"] ~= nil then bad[#bad + 1] = "gpu pair judged without data" end
 else
