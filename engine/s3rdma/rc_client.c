@@ -23,21 +23,6 @@
 #include "token.h"
 #include "wire.h"
 
-int s3rdma_poll(struct ibv_cq *cq, struct ibv_wc *wc, uint64_t timeout_ns)
-{
-  uint64_t start = strata_now_ns(), now;
-  for(;;) {
-    int n = ibv_poll_cq(cq, 1, wc);
-    if(n != 0)
-      return n > 0 ? 1 : -1;
-    now = strata_now_ns();
-    if(now - start >= timeout_ns || strata_stop_flag)
-      return 0;
-    if(now - start > 100000)
-      sched_yield();
-  }
-}
-
 enum verbs_code s3rdma_rc_open(struct s3rdma_rc *rc, struct verbs_dev *dev,
                                const struct s3_config *cfg)
 {
@@ -328,11 +313,11 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
   s3_resp_free(&r);
 
   /* Witness 2: our completion (GET: the IMM with the cookie). */
-  n = s3rdma_poll(rc->cq, &wc, rc->landing_grace_ns);
+  n = verbs_poll(rc->cq, &wc, 1, rc->landing_grace_ns);
   o->step = "data";
-  if(n < 0)
-    return fail(o, "data", "ibv_poll_cq failed");
-  if(n == 0) {
+  if(n < 0 && n != -VERBS_ETIMEDOUT && n != -VERBS_ESTOPPED)
+    return fail(o, "data", "%s", verbs_errmsg());
+  if(n <= 0) {
     o->total_ns = strata_now_ns() - t0;
     return fail(o, "data", "READY answered %ld (bytes-transferred %llu) "
                 "but no %s completion arrived within %.1f s",

@@ -61,14 +61,6 @@ struct s3rdma_outcome {
   uint64_t total_ns;
 };
 
-/*
- * Poll cq for one completion until timeout_ns passes: busy for the first
- * 100 us, then yielding between polls (software RoCE shares the CPUs).
- * Returns 1, 0 on timeout (or strata_stop_flag), -1 on a poll error.
- * (verbs_poll of the verbs family never times out once it starts
- * yielding; this one keeps the deadline.)
- */
-int s3rdma_poll(struct ibv_cq *cq, struct ibv_wc *wc, uint64_t timeout_ns);
 
 /*
  * Make the per-thread state on dev (borrowed) with the control path on
