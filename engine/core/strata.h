@@ -20,6 +20,18 @@ static inline uint64_t strata_now_ns(void)
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The value of one hex digit, or -1. */
+static inline int strata_hexval(int c)
+{
+  if(c >= '0' && c <= '9')
+    return c - '0';
+  if(c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if(c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
 /* Set by SIGINT/SIGTERM; long C loops poll it and stop early. */
 extern volatile int strata_stop_flag;
 
