@@ -203,7 +203,8 @@ int s3w_multipart(const struct s3_config *cfg, const struct s3w_params *p,
   s3w_cpu_sample(&cpu0);
   for(;;) {
     uint64_t now = strata_now_ns();
-    if(strata_stop_flag || (clk.t_deadline && now >= clk.t_deadline))
+    if(strata_stop_flag || (clk.t_deadline && now >= clk.t_deadline &&
+                            recorded > 0))
       break;
     sh.measured = now >= clk.t_measure;
     if(sh.measured && p->count && recorded >= p->count)

@@ -107,7 +107,8 @@ static void sb_reencode(struct sbuf *b, const char *s, size_t n)
   char enc[4];
   for(size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if(c == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+    if(c == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
+       hexval(s[i + 2]) >= 0) {
       c = (unsigned char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
       i += 2;
     }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpumem.h"
 #include "payload.h"
 #include "strata.h"
 #include "workload.h"
@@ -32,6 +33,7 @@ struct worker {
   struct s3w_result r;            /* this thread's share */
   char *buf;                      /* GET destination */
   uint64_t cap;
+  struct gpumem gm;               /* S3W_CUDA: pinned host + device */
   uint64_t rng;
   uint64_t last_end;              /* end of its last recorded op */
   int started;
@@ -44,6 +46,56 @@ static uint64_t xorshift(uint64_t *s)
   x ^= x >> 7;
   x ^= x << 17;
   return *s = x;
+}
+
+/*
+ * The T3 path: GET lands whole in pinned host memory, then is copied to
+ * the device; PUT first copies the device buffer to pinned memory.  The
+ * copy counts in the operation's time (r->total_ns).  A failed copy ends
+ * the run's usefulness: it is counted as an error "gpu copy".
+ */
+static int gpu_op(struct worker *w, struct s3_req *q, struct s3_resp *r,
+                  int is_get, uint64_t idx, uint64_t want)
+{
+  struct shared *sh = w->sh;
+  uint64_t base = 0;
+  char err[256];
+
+  w->gm.last_copy_s = 0;
+  if(is_get) {
+    struct payload_dst *d = q->sink_arg;
+    base = d->base;
+    q->sink = NULL;
+    q->dst = w->gm.host;
+    q->dst_cap = want;
+    s3_perform(w->conn, q, r);
+    if(r->fail || r->status < 200 || r->status >= 300 ||
+       r->bytes_in != want)
+      return 0;
+    if(sh->p->verify &&
+       payload_check(&sh->pl, idx, base, w->gm.host, (size_t)want))
+      d->mismatch = 1;
+    if(gpumem_to_device(&w->gm, want, err, sizeof(err)) == 0) {
+      r->total_ns += (uint64_t)(w->gm.last_copy_s * 1e9);
+      return 0;
+    }
+  }
+  else if(gpumem_to_host(&w->gm, q->body_len, err, sizeof(err)) == 0) {
+    /* the key's stamp: what a GET later checks (payload.h) */
+    payload_fill(&sh->pl, idx, 0, w->gm.host,
+                 q->body_len < 16 ? (size_t)q->body_len : 16);
+    q->source = NULL;
+    q->body = w->gm.host;
+    s3_perform(w->conn, q, r);
+    r->total_ns += (uint64_t)(w->gm.last_copy_s * 1e9);
+    return 0;
+  }
+  memset(r, 0, sizeof(*r));
+  w->r.errors++;
+  s3w_count_error(&w->r, 0, "gpu copy", 1);
+  if(!w->r.first_error[0])
+    snprintf(w->r.first_error, sizeof(w->r.first_error), "%s", err);
+  return -1;
 }
 
 /* One GET or PUT of key `idx`; records it when measured. */
@@ -84,7 +136,12 @@ static void one_op(struct worker *w, int is_get, uint64_t idx, int measured)
     q.source_arg = &src;
     q.body_len = p->size;
   }
-  s3_perform(w->conn, &q, &r);
+  if(p->memory == S3W_CUDA) {
+    if(gpu_op(w, &q, &r, is_get, idx, want))
+      return;
+  }
+  else
+    s3_perform(w->conn, &q, &r);
   if(!measured) {
     w->r.warmup_ops++;
     w->r.warmup_bytes += is_get ? r.bytes_in : r.bytes_out;
@@ -111,11 +168,13 @@ static void one_op(struct worker *w, int is_get, uint64_t idx, int measured)
       stats_add(&w->r.lat_get, lat);
       if(dst.mismatch)
         w->r.verify_failures++;
+      w->r.gpu_copy_s += w->gm.last_copy_s;
     }
     else {
       w->r.put_ops++;
       w->r.put_bytes += moved;
       stats_add(&w->r.lat_put, lat);
+      w->r.gpu_copy_s += w->gm.last_copy_s;
     }
   }
   s3_resp_free(&r);
@@ -132,7 +191,11 @@ static void *worker_main(void *arg)
   for(;;) {
     uint64_t now = strata_now_ns(), seq;
     int measured = now >= sh->clk.t_measure, is_get;
-    if(strata_stop_flag || (sh->clk.t_deadline && now >= sh->clk.t_deadline))
+    /* past the window's end no op starts, except a thread's first
+     * recorded one (objects slower than the window still get measured) */
+    if(strata_stop_flag || (sh->clk.t_deadline &&
+                            now >= sh->clk.t_deadline &&
+                            w->r.ops + w->r.errors > 0))
       break;
     if(p->count && measured &&
        atomic_fetch_add(&sh->claimed, 1) >= p->count)
@@ -200,16 +263,42 @@ static int run_gpm(const struct s3_config *cfg, const struct s3w_params *p,
   }
   /* whole-object host buffers unless that would pass the limit */
   gbuf = p->range_len && p->range_len < p->size ? p->range_len : p->size;
-  if(gbuf * (uint64_t)n > p->host_buffer_max)
+  if(p->memory == S3W_CUDA)
+    gbuf = p->size;     /* whole objects: PUT reads, GET copies them */
+  if(gbuf * (uint64_t)n > p->host_buffer_max) {
+    if(p->memory == S3W_CUDA) {
+      snprintf(err, cap, "GPU memory needs %d whole-object buffers of %llu "
+               "bytes: more than host_buffer_max", n,
+               (unsigned long long)gbuf);
+      payload_free(&sh.pl);
+      free(w);
+      return -1;
+    }
     gbuf = PAYLOAD_PATTERN_MAX < gbuf ? PAYLOAD_PATTERN_MAX : gbuf;
+  }
   for(int i = 0; i < n; i++) {
     w[i].sh = &sh;
     w[i].id = i;
     w[i].rng = p->seed * 2654435761u + (uint64_t)i * 0x9e3779b9u + 1;
     w[i].conn = s3_conn_new(cfg);
     w[i].cap = gbuf ? gbuf : 1;
-    w[i].buf = p->op == S3W_PUT ? NULL : malloc(w[i].cap);
-    if(!w[i].conn || (p->op != S3W_PUT && !w[i].buf) ||
+    if(p->memory == S3W_CUDA) {
+      int g = gpumem_open(&w[i].gm, p->device, gbuf ? gbuf : 1, &sh.pl,
+                          err, cap);
+      if(g) {
+        rc = g;
+        goto out;
+      }
+    }
+    else if(p->op != S3W_PUT) {
+      /* touched now, outside the timed window, as a reader's reused
+       * buffer would be: first-touch page faults are not the network's */
+      w[i].buf = malloc(w[i].cap);
+      if(w[i].buf)
+        memset(w[i].buf, 0, w[i].cap);
+    }
+    if(!w[i].conn || (p->op != S3W_PUT && p->memory == S3W_HOST &&
+                      !w[i].buf) ||
        s3w_result_init(&w[i].r)) {
       snprintf(err, cap, "out of memory for %d connections", n);
       goto out;
@@ -255,6 +344,7 @@ out:
   for(int i = 0; i < n; i++) {
     s3_conn_free(&w[i].conn);
     free(w[i].buf);
+    gpumem_close(&w[i].gm);
     s3w_result_free(&w[i].r);
   }
   free(w);
@@ -271,9 +361,10 @@ int s3w_run(const struct s3_config *cfg, const struct s3w_params *p,
     snprintf(err, cap, "out of memory");
     return -1;
   }
-  if(p->memory != S3W_HOST) {
-    snprintf(err, cap, "only host memory is supported by this build");
-    return -1;
+  if(p->op == S3W_MULTIPART && p->memory != S3W_HOST) {
+    snprintf(err, cap, "multipart uploads from GPU memory are not "
+             "implemented");
+    return S3W_ABSENT;
   }
   if(p->op == S3W_MULTIPART)
     return s3w_multipart(cfg, p, res, err, cap);

@@ -8,6 +8,9 @@
  * from curl's start-transfer time.  Operations that start during the
  * warm-up are run but not recorded.  Throughput = bytes of recorded
  * operations / (end of the last recorded operation - end of warm-up).
+ * Duration mode: no operation starts after the window, except each
+ * thread's first recorded one (an object slower than the window is still
+ * measured once).
  * Every sample is kept (stats.h: exact percentiles).  Errors are counted
  * by HTTP status + S3 code, or by transport failure; the run goes on.
  */
@@ -21,8 +24,16 @@
 
 enum s3w_op { S3W_GET, S3W_PUT, S3W_MIXED, S3W_MULTIPART };
 
-/* Where GET data lands and PUT data comes from (see payload.h). */
+/*
+ * Where GET data lands and PUT data comes from.  HOST: payload.h (GET
+ * into a host buffer, PUT from the regenerable pattern).  CUDA (T3): GET
+ * into a pinned host buffer then cudaMemcpy to a device buffer, PUT
+ * copies the device buffer to pinned host memory first; the copy is timed
+ * as part of the operation (engine/cuda's C API).
+ */
 enum s3w_mem { S3W_HOST, S3W_CUDA };
+
+#define S3W_ABSENT (-2)   /* s3w_run: a prerequisite is absent (SKIP) */
 
 struct s3w_params {
   enum s3w_op op;
@@ -40,6 +51,7 @@ struct s3w_params {
   uint64_t range_len;       /* GET: ranged reads of this length; 0: full */
   int verify;               /* GET: compare every byte with what was PUT */
   enum s3w_mem memory;
+  int device;               /* CUDA device index for S3W_CUDA */
   uint64_t seed;
   uint64_t host_buffer_max; /* GET host buffers above this become rings */
 };
@@ -71,6 +83,8 @@ struct s3w_result {
   double host_cpu_util;             /* whole host, 0..1, over the window */
   int ncpu;
   uint64_t mp_uploads;              /* multipart: objects completed */
+  double gpu_copy_s;                /* S3W_CUDA: time in host<->device
+                                       copies of recorded ops */
   char first_error[256];            /* the first failure, described */
 };
 
@@ -78,7 +92,8 @@ struct s3w_result {
  * Run the workload on cfg.  Fills *res (free with s3w_result_free).
  * Returns 0 when the run happened (its errors are counted in res), -1
  * when it could not run at all (err says why: no memory, no threads,
- * preparation failed, memory kind unsupported).
+ * preparation failed), S3W_ABSENT when a prerequisite is missing (no
+ * CUDA, no GPU: err holds the reason).
  */
 int s3w_run(const struct s3_config *cfg, const struct s3w_params *p,
             struct s3w_result *res, char *err, size_t cap);

@@ -137,6 +137,7 @@ int s3w_result_merge(struct s3w_result *a, const struct s3w_result *b)
   a->errors += b->errors;
   a->verify_failures += b->verify_failures;
   a->mp_uploads += b->mp_uploads;
+  a->gpu_copy_s += b->gpu_copy_s;
   a->err_other += b->err_other;
   for(int i = 0; i < b->nerr; i++)
     s3w_count_error(a, b->err[i].status, b->err[i].code, b->err[i].count);

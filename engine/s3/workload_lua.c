@@ -83,7 +83,15 @@ static int scrape(const char *url, const char *bearer, const char *ca,
   r.bearer = bearer;
   r.ca_bundle = ca;
   r.timeout_s = timeout_s;
-  return prom_fetch(&r, d, err, cap);
+  if(prom_fetch(&r, d, err, cap) == 0)
+    return 0;
+  /* name the peer: "scrape <url>: <what failed>" */
+  {
+    char what[512];
+    snprintf(what, sizeof(what), "%s", err);
+    snprintf(err, cap, "scrape %s: %.400s", url, what);
+  }
+  return -1;
 }
 
 static void set_pcts(lua_State *L, const char *pre, struct stats_samples *s,
@@ -141,6 +149,11 @@ static void push_result(lua_State *L, struct s3w_result *r)
   strata_set_num(L, "cpu_s_per_gib",
                  r->bytes ? cpu / ((double)r->bytes / (MIB * 1024)) : NAN);
   strata_set_num(L, "host_cpu_util_pct", 100 * r->host_cpu_util);
+  if(r->gpu_copy_s > 0) {
+    strata_set_num(L, "gpu_copy_s", r->gpu_copy_s);
+    strata_set_num(L, "gpu_copy_gbps",
+                   (double)r->bytes * 8 / r->gpu_copy_s / 1e9);
+  }
   lua_newtable(L);
   for(int i = 0; i < r->nerr; i++) {
     char k[96];
@@ -186,7 +199,7 @@ int s3l_run(lua_State *L)
   static const char *const keys[] = { "op", "bucket", "size",
     "concurrency", "count", "duration", "warmup", "get_ratio", "objects",
     "prepare", "part_size", "range", "verify", "memory", "seed", "prefix",
-    "host_buffer_max", "cleanup", "metrics", NULL };
+    "host_buffer_max", "cleanup", "metrics", "device", NULL };
   static const char *const ops[] = { "get", "put", "mixed", "multipart",
                                      NULL };
   static const char *fn = "s3.run";
@@ -242,13 +255,11 @@ int s3l_run(lua_State *L)
   snprintf(prefix, sizeof(prefix), "strata-%d-", (int)getpid());
   p.prefix = strata_opt_str(L, 2, fn, "prefix", prefix);
   mem = strata_opt_str(L, 2, fn, "memory", "host");
-  if(!strcmp(mem, "cuda"))
-    return strata_skip(L, "memory = \"cuda\": this strata has no CUDA "
-                       "device-copy path yet (engine/cuda not linked)");
-  if(strcmp(mem, "host"))
+  if(strcmp(mem, "host") && strcmp(mem, "cuda"))
     return luaL_error(L, "%s: option 'memory' must be \"host\" or "
                       "\"cuda\", got \"%s\"", fn, mem);
-  p.memory = S3W_HOST;
+  p.memory = strcmp(mem, "cuda") ? S3W_HOST : S3W_CUDA;
+  p.device = (int)strata_opt_int(L, 2, fn, "device", 0);
   lua_getfield(L, 2, "metrics");
   read_metrics_opts(L, lua_gettop(L), &m);
   lua_pop(L, 1);
@@ -262,6 +273,8 @@ int s3l_run(lua_State *L)
   if(rc) {
     prom_doc_free(&before);
     s3w_result_free(&res);
+    if(rc == S3W_ABSENT)
+      return strata_skip(L, "memory = \"%s\": %s", mem, err);
     return luaL_error(L, "%s: %s", fn, err);
   }
   if(strata_opt_bool(L, 2, fn, "cleanup", 1))

@@ -10,6 +10,7 @@
  * The WRITE is posted before READY is sent because the control call
  * blocks; RC retransmits it until the server's QP is ready.
  */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +125,7 @@ static void describe(const struct s3_resp *r, char *out, size_t cap)
 {
   char st[64] = "";
   if(r->fail != S3_OK) {
-    snprintf(out, cap, "%s: %s", s3_strfail(r->fail), r->error);
+    snprintf(out, cap, "%s", r->error[0] ? r->error : s3_strfail(r->fail));
     return;
   }
   (void)s3_resp_header(r, S3RDMA_H_STATUS, st, sizeof(st));
@@ -314,6 +315,8 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
   /* Witness 2: our completion (GET: the IMM with the cookie). */
   n = verbs_poll(rc->cq, &wc, 1, rc->landing_grace_ns);
   o->step = "data";
+  if(n < 0 && n != -VERBS_ETIMEDOUT && n != -VERBS_ESTOPPED)
+    return fail(o, "data", "%s", verbs_errmsg());
   if(n <= 0) {
     o->total_ns = strata_now_ns() - t0;
     return fail(o, "data", "READY answered %ld (bytes-transferred %llu) "

@@ -61,6 +61,7 @@ struct s3rdma_outcome {
   uint64_t total_ns;
 };
 
+
 /*
  * Make the per-thread state on dev (borrowed) with the control path on
  * cfg (borrowed; region/service as the caller set them).  Returns a

@@ -16,6 +16,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 
+#include "counters.h"
 #include "cuobj.h"
 #include "prom.h"
 #include "s3_lua.h"
@@ -58,9 +59,9 @@ static int l_run(lua_State *L)
     "client", "mode", "op", "bucket", "prefix", "size", "range_offset",
     "range_length", "part_size", "objects", "concurrency", "requests",
     "seed", "verify", "readback", "http_fallback", "landing_grace",
-    "timeout", "device", "port", "gid_index", "memory", NULL
+    "timeout", "device", "port", "gid_index", "memory", "gpu", NULL
   };
-  static const char *const modes[] = { "tcp", "rc", NULL };
+  static const char *const modes[] = { "tcp", "rc", "cuobject", NULL };
   static const char *const ops[] = { "get", "put", "multipart", NULL };
   static const char *const mems[] = { "host", "cuda", NULL };
   static const char *fn = "s3rdma.run";
@@ -82,10 +83,8 @@ static int l_run(lua_State *L)
   memset(&o, 0, sizeof(o));
   o.mode = (enum s3rdma_mode)opt_enum(L, fn, "mode", "rc", modes);
   o.op = (enum s3rdma_op)opt_enum(L, fn, "op", "get", ops);
-  if(opt_enum(L, fn, "memory", "host", mems) == 1)
-    return strata_skip(L, "GPU memory: this build registers host memory "
-                       "only; a dma-buf MR of CUDA memory needs the cuda "
-                       "family and a GPUDirect-capable RDMA NIC");
+  o.gpu_memory = opt_enum(L, fn, "memory", "host", mems) == 1;
+  o.gpu_device = (int)strata_opt_int(L, 1, fn, "gpu", 0);
   o.bucket = strata_opt_str(L, 1, fn, "bucket", NULL);
   if(!o.bucket || !*o.bucket)
     return luaL_error(L, "%s: option 'bucket' is required", fn);
@@ -111,7 +110,7 @@ static int l_run(lua_State *L)
                       "%llu", fn, (unsigned long long)o.range_off,
                       (unsigned long long)o.range_len,
                       (unsigned long long)o.size);
-  if(o.mode == S3RDMA_MODE_RC &&
+  if(o.mode != S3RDMA_MODE_TCP &&
      (o.size > S3RDMA_SIZE_MAX && o.op != S3RDMA_OP_MULTIPART))
     return luaL_error(L, "%s: hipobj-rc-v2 moves at most 2^31-1 bytes a "
                       "request; use op = \"multipart\"", fn);
@@ -127,14 +126,16 @@ static int l_run(lua_State *L)
     snprintf(e, sizeof(e), "%s", r.setup_error);
     stats_free(&r.lat_ms);
     if(r.setup_skip)
-      return strata_skip(L, "no usable RDMA device: %s", e);
+      return strata_skip(L, "%s%s", o.mode == S3RDMA_MODE_RC &&
+                         !o.gpu_memory ? "no usable RDMA device: " : "", e);
     return luaL_error(L, "%s: %s", fn, e);
   }
   stats_summarize(&r.lat_ms, &s);
   stats_free(&r.lat_ms);
   secs = (double)r.duration_ns / 1e9;
   lua_createtable(L, 0, 32);
-  strata_set_str(L, "mode", o.mode == S3RDMA_MODE_RC ? "rdma" : "tcp");
+  strata_set_str(L, "mode", o.mode == S3RDMA_MODE_TCP ? "tcp" : "rdma");
+  strata_set_str(L, "provider", modes[o.mode]);
   strata_set_int(L, "requests", (lua_Integer)r.requests);
   strata_set_int(L, "ok", (lua_Integer)r.ok);
   strata_set_int(L, "declined", (lua_Integer)r.declined);
@@ -150,6 +151,8 @@ static int l_run(lua_State *L)
   strata_set_int(L, "readback_errors", (lua_Integer)r.readback_errors);
   strata_set_int(L, "rdma_get_bytes", (lua_Integer)r.rdma_get_bytes);
   strata_set_int(L, "rdma_put_bytes", (lua_Integer)r.rdma_put_bytes);
+  strata_set_str(L, "memory", o.gpu_memory ? "cuda" : "host");
+  strata_set_int(L, "gpu_copy_errors", (lua_Integer)r.gpu_copy_errors);
   strata_set_num(L, "duration_s", secs);
   strata_set_num(L, "throughput_mibps",
                  secs > 0 ? (double)(r.bytes + r.fallback_bytes) /
@@ -158,8 +161,8 @@ static int l_run(lua_State *L)
                  secs > 0 ? (double)(r.bytes + r.fallback_bytes) * 8 /
                             1e9 / secs : 0);
   strata_set_num(L, "cpu_s", r.cpu_s);
-  strata_set_num(L, "cpu_pct", secs > 0 ? 100.0 * r.cpu_s / secs : 0);
-  strata_set_num(L, "cpu_host_pct",
+  strata_set_num(L, "cpu_core_pct", secs > 0 ? 100.0 * r.cpu_s / secs : 0);
+  strata_set_num(L, "cpu_util_pct",
                  secs > 0 && r.ncpu > 0 ?
                    100.0 * r.cpu_s / secs / r.ncpu : 0);
   if(s.n) {
@@ -214,49 +217,48 @@ static int l_counters(lua_State *L)
                        "or s3rdma.prometheus_url)");
   if(benv && *benv && !(bearer = getenv(benv)))
     return strata_skip(L, "the metrics token variable %s is not set", benv);
-  for(int i = 0; i < 2; i++) {
-    char *body = NULL, q[512], full[1024];
-    long st;
-    if(url && *url) {
-      if(i == 1) {
-        v[1] = v[1];               /* fetched with i == 0 below */
-        continue;
-      }
-      st = s3rdma_http_get(url, bearer, to, &body, err, sizeof(err));
-      if(st < 0)
-        return luaL_error(L, "%s: %s", fn, err);
-      if(st != 200) {
-        free(body);
-        return luaL_error(L, "%s: GET %s: HTTP %ld", fn, url, st);
-      }
-      for(int k = 0; k < 2; k++)
-        if(!s3rdma_prom_sum(body, names[k], &v[k])) {
-          free(body);
-          return luaL_error(L, "%s: %s has no %s (not an S3-over-RDMA "
-                            "build, or the wrong endpoint)", fn, url,
-                            names[k]);
-        }
-      free(body);
-      continue;
+  if(url && *url) {
+    struct http_req hr = { .url = url, .timeout_s = (double)to / 1000,
+                           .bearer = bearer };
+    struct prom_doc doc;
+    memset(&doc, 0, sizeof(doc));
+    if(prom_fetch(&hr, &doc, err, sizeof(err))) {
+      prom_doc_free(&doc);
+      return luaL_error(L, "%s: %s: %s", fn, url, err);
     }
-    snprintf(q, sizeof(q), "sum(%s)", names[i]);
-    {
-      char enc[600];
-      size_t n = sigv4_uri_encode(q, strlen(q), 0, enc, sizeof(enc));
+    for(int k = 0; k < 2; k++) {
+      int found = 0;
+      v[k] = prom_sum(&doc, names[k], &found);
+      if(!found) {
+        prom_doc_free(&doc);
+        return luaL_error(L, "%s: %s has no %s (not an S3-over-RDMA "
+                          "build, or the wrong endpoint)", fn, url,
+                          names[k]);
+      }
+    }
+    prom_doc_free(&doc);
+  }
+  else
+    for(int i = 0; i < 2; i++) {
+      char *body = NULL, q[512], full[1024], enc[600];
+      size_t blen = 0, n;
+      long st = 0;
+      struct http_req hr = { .url = full, .timeout_s = (double)to / 1000,
+                             .bearer = bearer, .any_status = 1 };
+      snprintf(q, sizeof(q), "sum(%s)", names[i]);
+      n = sigv4_uri_encode(q, strlen(q), 0, enc, sizeof(enc));
       if(n == (size_t)-1)
         return luaL_error(L, "%s: query too long", fn);
       snprintf(full, sizeof(full), "%s/api/v1/query?query=%s", prom, enc);
-    }
-    st = s3rdma_http_get(full, bearer, to, &body, err, sizeof(err));
-    if(st < 0)
-      return luaL_error(L, "%s: %s", fn, err);
-    if(st != 200 || s3rdma_prom_query_value(body, &v[i])) {
+      if(http_get(&hr, &body, &blen, &st, err, sizeof(err)))
+        return luaL_error(L, "%s: Prometheus %s: %s", fn, prom, err);
+      if(st != 200 || s3rdma_prom_query_value(body, &v[i])) {
+        free(body);
+        return luaL_error(L, "%s: Prometheus %s: no value for %s (HTTP "
+                          "%ld)", fn, prom, q, st);
+      }
       free(body);
-      return luaL_error(L, "%s: Prometheus %s: no value for %s (HTTP %ld)",
-                        fn, prom, q, st);
     }
-    free(body);
-  }
   lua_createtable(L, 0, 3);
   strata_set_num(L, "read_bytes", v[0]);
   strata_set_num(L, "write_bytes", v[1]);

@@ -110,17 +110,7 @@ static void test_wire(void)
 
 static void test_prom(void)
 {
-  static const char text[] =
-    "# HELP minio_api_rdma_read_bytes_total bytes\n"
-    "# TYPE minio_api_rdma_read_bytes_total counter\n"
-    "minio_api_rdma_read_bytes_total{server=\"a\",x=\"}\"} 100\n"
-    "minio_api_rdma_read_bytes_total{server=\"b\"} 2.5e2\n"
-    "minio_api_rdma_read_bytes_total_x 7\n"
-    "minio_api_rdma_write_bytes_total 42\n";
   double v;
-  CHECK(s3rdma_prom_sum(text, S3RDMA_METRIC_READ, &v) == 2 && v == 350);
-  CHECK(s3rdma_prom_sum(text, S3RDMA_METRIC_WRITE, &v) == 1 && v == 42);
-  CHECK(s3rdma_prom_sum(text, "nothing", &v) == 0);
   CHECK(!s3rdma_prom_query_value(
           "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
           "\"result\":[{\"metric\":{},\"value\":[1.7e9,\"12345\"]}]}}", &v) &&

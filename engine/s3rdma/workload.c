@@ -20,9 +20,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cuda.h"
+#include "cuobj.h"
 #include "multipart.h"
 #include "pattern.h"
 #include "rc_client.h"
+#include "single.h"
 #include "strata.h"
 #include "verbs.h"
 #include "workload.h"
@@ -46,8 +49,11 @@ struct worker {
   struct s3_conn *conn;
   struct s3rdma_rc rc;
   int rc_open;
+  struct s3rdma_cuobj *cuobj;          /* cuObject provider */
+  void *gpu;                           /* CUDA device buffer, or NULL */
+  int dmabuf_fd;                       /* its dma-buf (RDMA), or -1 */
   struct verbs_buf vbuf;               /* RC: registered */
-  void *mem;                           /* TCP: plain */
+  void *mem;                           /* TCP, cuObject: plain */
   size_t cap;
   struct stats_samples lat;
   uint64_t ok, declined, failed, bytes, fb_req, fb_bytes, reply_ok;
@@ -169,9 +175,83 @@ static void one_task(struct worker *w, int t)
     s3rdma_pattern_fill(buf_ptr(w), seed, off, (size_t)len);
   else
     memset(buf_ptr(w), 0, (size_t)len);
+  if(w->gpu && o->mode != S3RDMA_MODE_TCP &&
+     (put ? cuda_copy(w->gpu, buf_ptr(w), (size_t)len, err, sizeof(err)) :
+      cuda_memset(o->gpu_device, w->gpu, 0, (size_t)len, err,
+                  sizeof(err)))) {
+    w->failed++;
+    sh->res->gpu_copy_errors++;
+    note_error(sh, "GPU staging: %s", err);
+    return;
+  }
 
   t0 = strata_now_ns();
-  if(o->mode == S3RDMA_MODE_RC) {
+  /* HTTP with GPU memory: the object comes from / goes to the GPU
+   * through host memory, and the copy is part of the operation */
+  if(w->gpu && o->mode == S3RDMA_MODE_TCP && put &&
+     cuda_copy(buf_ptr(w), w->gpu, (size_t)len, err, sizeof(err))) {
+    w->failed++;
+    note_error(sh, "GPU -> host copy: %s", err);
+    return;
+  }
+  if(o->mode == S3RDMA_MODE_CUOBJ) {
+    struct s3rdma_single q = {
+      .put = put, .bucket = o->bucket, .key = key, .part = part,
+      .upload_id = upload_id, .size = len, .offset = off, .ranged = ranged
+    };
+    char why[300], *tok;
+    memset(&oc, 0, sizeof(oc));
+    tok = s3rdma_cuobj_token(w->cuobj, w->gpu ? w->gpu : w->mem, w->cap, 0,
+                                   (size_t)len, put, why, sizeof(why));
+    if(!tok) {
+      oc.status = S3RDMA_FAILED;
+      oc.step = "token";
+      snprintf(oc.error, sizeof(oc.error), "%s", why);
+    }
+    else {
+      q.token = tok;
+      s3rdma_single_transfer(w->conn, &q, &oc);
+      free(tok);
+      /* witness 2 for a GET is the byte check below; for a PUT the
+       * read-back: no completion is visible to a cuObject client */
+      oc.landed_ok = oc.status == S3RDMA_OK;
+      oc.bytes_landed = oc.status == S3RDMA_OK ? len : 0;
+    }
+  }
+  if(o->mode == S3RDMA_MODE_CUOBJ) {
+    w->reply_ok += oc.reply_ok;
+    w->landed_ok += oc.landed_ok;
+    if(oc.status == S3RDMA_DECLINED) {
+      w->declined++;
+      if(!o->http_fallback) {
+        note_error(sh, "%s %s: %s", put ? "PUT" : "GET", key, oc.error);
+        return;
+      }
+      if(http_xfer(w, put, key, part, upload_id, off, len, ranged, etag,
+                   err, sizeof(err))) {
+        w->failed++;
+        note_error(sh, "HTTP fallback: %s", err);
+        return;
+      }
+      w->fb_req++;
+      w->fb_bytes += len;
+    }
+    else if(oc.status != S3RDMA_OK) {
+      w->failed++;
+      note_error(sh, "%s %s: %s: %s", put ? "PUT" : "GET", key, oc.step,
+                 oc.error);
+      return;
+    }
+    else {
+      w->bytes += len;
+      if(put)
+        w->put_b += len;
+      else
+        w->get_b += len;
+      snprintf(etag, sizeof(etag), "%s", oc.etag);
+    }
+  }
+  else if(o->mode == S3RDMA_MODE_RC) {
     struct s3rdma_xfer x = {
       .put = put, .bucket = o->bucket, .key = key, .part = part,
       .upload_id = upload_id, .size = len, .offset = off,
@@ -217,9 +297,23 @@ static void one_task(struct worker *w, int t)
       note_error(sh, "%s", err);
       return;
     }
+    if(w->gpu && !put &&
+       cuda_copy(w->gpu, buf_ptr(w), (size_t)len, err, sizeof(err))) {
+      w->failed++;
+      note_error(sh, "host -> GPU copy: %s", err);
+      return;
+    }
     w->bytes += len;
   }
   (void)stats_add(&w->lat, (double)(strata_now_ns() - t0) / 1e6);
+  /* RDMA into GPU memory: bring the bytes back to check them */
+  if(w->gpu && !put && o->verify && o->mode != S3RDMA_MODE_TCP &&
+     cuda_copy(buf_ptr(w), w->gpu, (size_t)len, err, sizeof(err))) {
+    w->failed++;
+    sh->res->gpu_copy_errors++;
+    note_error(sh, "GPU -> host copy for the check: %s", err);
+    return;
+  }
   if(part > 0) {
     struct s3_part *p = &sh->parts[obj * sh->nparts + part - 1];
     p->number = part;
@@ -254,18 +348,54 @@ static void *worker_main(void *arg)
   return NULL;
 }
 
+/* Map a cuda_status to worker_open's: -2 absent (SKIP), -1 failed. */
+static int cuda_rc(int st)
+{
+  return st == CUDA_ABSENT ? -2 : -1;
+}
+
 static int worker_open(struct worker *w, char *err, size_t cap)
 {
   const struct s3rdma_run_opts *o = w->sh->o;
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                     IBV_ACCESS_REMOTE_READ;
+  int st;
+
+  w->dmabuf_fd = -1;
   if(stats_init(&w->lat, 1024) ||
      !(w->conn = s3_conn_new(o->data_cfg))) {
     snprintf(err, cap, "out of memory");
     return -1;
   }
+  if(o->gpu_memory) {
+    uint64_t off = 0, length = 0;
+    /* host memory for filling and checking, the GPU for the transfer */
+    if(!(w->mem = aligned_alloc(4096, (w->cap + 4095) & ~(size_t)4095))) {
+      snprintf(err, cap, "cannot allocate %zu bytes", w->cap);
+      return -1;
+    }
+    st = cuda_alloc(o->gpu_device, w->cap, CUDA_MEM_DEVICE, &w->gpu, err,
+                    cap);
+    if(st)
+      return cuda_rc(st);
+    if(o->mode == S3RDMA_MODE_RC) {
+      enum verbs_code vc;
+      st = cuda_dmabuf_export(w->gpu, w->cap, &w->dmabuf_fd, &off, &length,
+                              err, cap);
+      if(st)
+        return cuda_rc(st);
+      vc = verbs_buf_dmabuf(w->sh->dev, &w->vbuf, w->dmabuf_fd, off, w->cap,
+                            (uint64_t)(uintptr_t)w->gpu, access);
+      if(vc) {
+        snprintf(err, cap, "GPU memory RDMA (GPUDirect): %s",
+                 verbs_errmsg());
+        return vc == VERBS_EUNSUPPORTED ? -2 : -1;
+      }
+    }
+  }
   if(o->mode == S3RDMA_MODE_RC) {
-    if(verbs_buf_host(w->sh->dev, &w->vbuf, w->cap, 0, -1,
-                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                      IBV_ACCESS_REMOTE_READ) ||
+    if((!o->gpu_memory &&
+        verbs_buf_host(w->sh->dev, &w->vbuf, w->cap, 0, -1, access)) ||
        s3rdma_rc_open(&w->rc, w->sh->dev, o->ctrl_cfg)) {
       snprintf(err, cap, "%s", verbs_errmsg());
       return -1;
@@ -274,15 +404,27 @@ static int worker_open(struct worker *w, char *err, size_t cap)
     if(o->landing_grace_s > 0)
       w->rc.landing_grace_ns = (uint64_t)(o->landing_grace_s * 1e9);
   }
-  else if(!(w->mem = aligned_alloc(4096, (w->cap + 4095) & ~(size_t)4095))) {
+  else if(!w->mem &&
+          !(w->mem = aligned_alloc(4096, (w->cap + 4095) & ~(size_t)4095))) {
     snprintf(err, cap, "cannot allocate %zu bytes", w->cap);
     return -1;
   }
+  if(o->mode == S3RDMA_MODE_CUOBJ &&
+     !(w->cuobj = s3rdma_cuobj_open(err, cap)))
+    return -2;                         /* a prerequisite is absent */
   return 0;
 }
 
 static void worker_close(struct worker *w)
 {
+  s3rdma_cuobj_close(&w->cuobj);
+  if(w->gpu) {
+    verbs_buf_free(&w->vbuf);
+    cuda_free(&w->gpu, CUDA_MEM_DEVICE);
+  }
+  if(w->dmabuf_fd >= 0)
+    close(w->dmabuf_fd);
+  w->dmabuf_fd = -1;
   if(w->rc_open)
     s3rdma_rc_close(&w->rc);
   verbs_buf_free(&w->vbuf);
@@ -416,8 +558,12 @@ int s3rdma_run(const struct s3rdma_run_opts *o,
   for(int i = 0; i < nw; i++) {
     w[i].sh = &sh;
     w[i].cap = cap;
-    if(worker_open(&w[i], res->setup_error, sizeof(res->setup_error)))
+    int wo = worker_open(&w[i], res->setup_error,
+                         sizeof(res->setup_error));
+    if(wo) {
+      res->setup_skip = wo == -2;
       goto out;
+    }
   }
   if(o->op == S3RDMA_OP_MULTIPART && mp_step(&sh, w[0].conn, 0)) {
     snprintf(res->setup_error, sizeof(res->setup_error), "%s",

@@ -14,7 +14,9 @@
 #include "s3.h"
 #include "stats.h"
 
-enum s3rdma_mode { S3RDMA_MODE_TCP = 0, S3RDMA_MODE_RC };
+/* The transport, i.e. the token provider: plain HTTP, hipobj-rc-v2 (RC,
+ * plain libibverbs), or NVIDIA cuObject (DC, one round trip). */
+enum s3rdma_mode { S3RDMA_MODE_TCP = 0, S3RDMA_MODE_RC, S3RDMA_MODE_CUOBJ };
 enum s3rdma_op { S3RDMA_OP_GET = 0, S3RDMA_OP_PUT, S3RDMA_OP_MULTIPART };
 
 struct s3rdma_run_opts {
@@ -39,6 +41,11 @@ struct s3rdma_run_opts {
   int http_fallback;                  /* retry a DECLINED request over
                                          HTTP, counted apart */
   double landing_grace_s;             /* wait for the IMM after READY */
+  int gpu_memory;                     /* transfers land in / leave from
+                                         CUDA device memory (RDMA: a
+                                         dma-buf MR; HTTP: a copy through
+                                         host memory, timed) */
+  int gpu_device;                     /* CUDA device index */
   double timeout_s;                   /* whole run; 0 = none */
 };
 
@@ -59,6 +66,7 @@ struct s3rdma_run_result {
   char first_error[400];              /* "<step>: <why>", "" when none */
   char setup_error[400];              /* the run could not start */
   int setup_skip;                     /* setup_error is a SKIP reason */
+  uint64_t gpu_copy_errors;           /* staging copies that failed */
 };
 
 /*

@@ -284,13 +284,13 @@ int verbs_poll(struct ibv_cq *cq, struct ibv_wc *wc, int max,
         deadline = now + timeout_ns;
         start = now;
       }
-      else if(now - start > VERBS_YIELD_NS)
-        sched_yield();
       else if(now >= deadline) {
         verbs_fail(VERBS_ETIMEDOUT, "no completion within %.3f s",
                    (double)timeout_ns / 1e9);
         return -VERBS_ETIMEDOUT;
       }
+      else if(now - start > VERBS_YIELD_NS)
+        sched_yield();  /* after the deadline test: a yield must not hide it */
       if(strata_stop_flag) {
         verbs_fail(VERBS_ESTOPPED, "interrupted");
         return -VERBS_ESTOPPED;

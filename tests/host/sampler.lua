@@ -105,7 +105,7 @@ end
 
 -- 7. Misuse raises naming the option.
 raises({ "counters.start: unknown option 'intervall'" }, counters.start, { intervall = 1 })
-raises({ "unknown source 'gpu'" }, counters.start, { sources = { "gpu" } })
+raises({ "unknown source 'gpus'" }, counters.start, { sources = { "gpus" } })
 raises({ "'interval' must be >= 0.01" }, counters.start, { interval = 0 })
 raises({ "/nonexistent/proc/stat: No such file" }, counters.start,
        { root = "/nonexistent" })

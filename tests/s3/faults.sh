@@ -1,7 +1,10 @@
 #!/bin/sh
 # faults.sh - start/stop the misbehaving servers of fixtures/s3 for tests.
 #   tests/s3/faults.sh start DIR   flaky + hang servers; DIR/flaky.port,
-#                                  DIR/hang.port, DIR/flaky.stats
+#                                  DIR/hang.port, DIR/flaky.stats; and two
+#                                  fault-free ones: clean (HTTP) and tls
+#                                  (HTTPS, self-signed DIR/ca.pem for
+#                                  localhost/127.0.0.1)
 #   tests/s3/faults.sh stop DIR    stop them, remove DIR
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,8 +19,21 @@ case ${1:-} in
     /usr/bin/python3 "$srv" --mode hang --port-file "$D/hang.port" \
       >"$D/hang.log" 2>&1 &
     echo $! > "$D/hang.pid"
+    /usr/bin/python3 "$srv" --mode flaky --port-file "$D/clean.port" \
+      --slowdown-every 0 --error-every 0 --reset-every 0 \
+      >"$D/clean.log" 2>&1 &
+    echo $! > "$D/clean.pid"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+      -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+      -keyout "$D/key.pem" -out "$D/ca.pem" >/dev/null 2>&1 \
+      || { echo "faults.sh: openssl req failed" >&2; exit 1; }
+    /usr/bin/python3 "$srv" --mode flaky --port-file "$D/tls.port" \
+      --slowdown-every 0 --error-every 0 --reset-every 0 \
+      --tls-cert "$D/ca.pem" --tls-key "$D/key.pem" >"$D/tls.log" 2>&1 &
+    echo $! > "$D/tls.pid"
     n=0
-    while [ ! -s "$D/flaky.port" ] || [ ! -s "$D/hang.port" ]; do
+    while [ ! -s "$D/flaky.port" ] || [ ! -s "$D/hang.port" ] ||
+          [ ! -s "$D/clean.port" ] || [ ! -s "$D/tls.port" ]; do
       n=$((n + 1))
       if [ $n -gt 100 ]; then
         echo "faults.sh: servers did not start (see $D/*.log)" >&2
@@ -25,7 +41,7 @@ case ${1:-} in
       fi
       sleep 0.1
     done
-    echo "flaky on $(cat "$D/flaky.port"), hang on $(cat "$D/hang.port")" ;;
+    echo "flaky on $(cat "$D/flaky.port"), hang on $(cat "$D/hang.port"), clean on $(cat "$D/clean.port"), tls on $(cat "$D/tls.port")" ;;
   stop)
     D=$2
     for f in "$D"/*.pid; do

@@ -88,5 +88,39 @@ T.check("nothing listening: transport error naming the request", function()
            "s3.put: PUT /b/k: transport error.*[Cc]onnect")
 end)
 
+T.check("HTTPS: the CA bundle named is used; an unknown CA refused", function()
+  local ep = "https://localhost:" .. port("tls")
+  local ok = s3.client{ endpoint = ep, credentials_file = creds,
+                        ca_bundle = dir .. "/ca.pem" }
+  local data = string.rep("tls!", 300000)
+  ok:put("b", "secure", data)
+  T.eq(ok:get("b", "secure"), data, "round trip over TLS")
+  local r = ok:run{ op = "get", bucket = "b", size = 65536, concurrency = 2,
+                    count = 8, verify = true }
+  T.eq(r.ops, 8, "workload over TLS"); T.eq(r.verify_failures, 0, "verified")
+  local other = os.tmpname()          -- a bundle without our CA
+  io.open(other, "w"):close()
+  local bad = s3.client{ endpoint = ep, credentials_file = creds,
+                         ca_bundle = other }
+  T.raises(function() bad:get("b", "secure") end,
+           "s3.get: GET /b/secure: transport error: .*certificate")
+  os.remove(other)
+end)
+
+T.check("virtual-hosted addressing puts the bucket in the host", function()
+  local port_ = port("clean")
+  local vh = s3.client{ endpoint = "http://localhost:" .. port_,
+                        credentials_file = creds, addressing = "virtual" }
+  local path = s3.client{ endpoint = "http://localhost:" .. port_,
+                          credentials_file = creds }
+  vh:put("vbucket", "k1", "hosted")
+  T.eq(vh:get("vbucket", "k1"), "hosted", "virtual-hosted round trip")
+  -- the server saw the key at /k1, not /vbucket/k1
+  T.eq(path:request{ method = "GET", bucket = "vbucket", key = "k1" }.status,
+       404, "not under the path-style name")
+  T.eq(path:request{ method = "GET", path = "/k1" }.body, "hosted",
+       "stored at the bare key")
+end)
+
 os.remove(creds)
 T.finish()

@@ -115,6 +115,9 @@ ms_mon_client_mode = crc
 auth_client_required = none
 rgw_frontends = beast endpoint=127.0.0.1:$rgwp tcp_nodelay=1
 rgw_data = $D/rgw
+# reclaim deleted and overwritten data soon (default: after 2 hours)
+rgw_gc_obj_min_wait = 5
+rgw_gc_processor_period = 5
 CONF
   monmaptool --create --addv a "[v2:127.0.0.1:$mon2,v1:127.0.0.1:$mon1]" \
     --fsid "$fsid" "$D/monmap" >/dev/null

@@ -118,13 +118,14 @@ if not os.path.exists(xlsx):
     print("%d failed" % len(fails))
     sys.exit(1 if fails else 0)
 wb = openpyxl.load_workbook(xlsx)
-names = " ".join(wb.sheetnames)
-check("B01" in names, "workbook has a B01 sheet (%s)" % names)
-found = False
+found, b01_rows = False, 0
 for ws in wb.worksheets:
     for row in ws.iter_rows(values_only=True):
         if any(isinstance(c, str) and secret in c for c in row):
             found = True
+        if ws.title == "Summary" and "B01" in row and "PASS" in row:
+            b01_rows += 1
+check(b01_rows >= 1, "workbook Summary shows B01 PASS")
 check(not found, "no secret in the workbook")
 print("%d failed" % len(fails))
 sys.exit(1 if fails else 0)

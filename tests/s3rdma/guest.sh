@@ -25,5 +25,20 @@ cat "$OUT/server.log"
 rc=$?
 kill $SRV 2>/dev/null
 sleep 0.2
-echo "--- server log"; cat "$OUT/server.log"
+echo "--- server log (round trips)"; cat "$OUT/server.log"
+
+# The shipped specs against a fresh server, scaled by site-guest.yaml.
+rm -rf /tmp/store; mkdir -p /tmp/store
+"$B/fixtures/s3rdma/strata-s3rdma-server" --root /tmp/store \
+  --listen 127.0.0.1 --port $PORT --device rxe0 --max-mem 268435456 \
+  2> "$OUT/server2.log" &
+SRV=$!
+sleep 0.5
+"$B/strata" run specs/s3rdma --site tests/s3rdma/site-guest.yaml \
+  --thresholds tests/s3rdma/thresholds-guest.yaml -o "$OUT/specs.xlsx"
+src=$?
+echo "strata run exited $src"
+kill $SRV 2>/dev/null
+"$B/strata" lua "$STRATA_RXE_SRC/tests/s3rdma/check_specs.lua" \
+  "$OUT/specs.jsonl" || rc=1
 exit $rc

@@ -14,6 +14,12 @@ local r = require "strata.s3rdma"
 local ep = assert(arg[1], "usage: roundtrip.lua ENDPOINT BUILD OUT")
 local metrics = ep .. "/minio/metrics/v3/api/rdma"
 local cl = s3.client { endpoint = ep, timeout = 60 }
+-- wait for the server (another guest may still be starting it)
+for _ = 1, 300 do
+  local ok, x = pcall(cl.request, cl, { method = "GET", path = "/metrics" })
+  if ok and x.status == 200 then break end
+  os.execute("sleep 0.1")
+end
 local B = "rt"
 local failures = 0
 
@@ -90,6 +96,13 @@ mp, p = rdma { op = "multipart", prefix = "m", size = 3 * MiB + 5,
 check(mp.ok == 4 and mp.readback_ok == 1,
       "multipart: 4 parts by RDMA UploadPart, completed, read back")
 check(p.verdict == "PROVEN", "multipart proven")
+
+-- The counters through the Prometheus query API agree with the scrape.
+local ca = r.counters { url = metrics }
+local cb = r.counters { prometheus = ep }
+check(ca.write_bytes > 0 and ca.read_bytes > 0 and
+      ca.write_bytes == cb.write_bytes and ca.read_bytes == cb.read_bytes,
+      "counters: exposition scrape == Prometheus instant query")
 
 -- Cross-check one RDMA-written object with a plain TCP ranged GET too.
 local body = cl:get(B, "p0", { range = "bytes=0-15" })

@@ -20,13 +20,15 @@ function M.main(argv)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     local tests, by_id = spec.load(#paths > 0 and paths or setup.default_paths())
     local order = runner.plan(tests, by_id, o.only)
-    io.stdout:write(("%-6s %-9s %-44s %-14s %s\n"):format("ID", "LAYER",
-      "TITLE", "NEEDS", "CELLS"))
+    local w = 6
+    for _, t in ipairs(order) do w = math.max(w, #t.id) end
+    local fmt = "%-" .. w .. "s %-9s %-44s %-14s %s\n"
+    io.stdout:write(fmt:format("ID", "LAYER", "TITLE", "NEEDS", "CELLS"))
     for _, t in ipairs(order) do
       local cells = #spec.cells(t)
       local params = #t.params > 0 and (" (" .. table.concat(t.params, " x ") .. ")") or ""
-      io.stdout:write(("%-6s %-9s %-44s %-14s %d%s\n"):format(t.id, t.layer,
-        t.title:sub(1, 44), table.concat(t.needs, ","), cells, params))
+      io.stdout:write(fmt:format(t.id, t.layer, t.title:sub(1, 44),
+        table.concat(t.needs, ","), cells .. params))
     end
     return 0
   end)

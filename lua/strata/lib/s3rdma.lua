@@ -1,0 +1,176 @@
+-- strata.lib.s3rdma: what the S3-over-RDMA specs (layer s3rdma) share:
+-- the client and counter source from the site file, scaling a RUNBOOK row
+-- to what the site allows, and one measured phase with its proof.
+--
+-- site.s3rdma (keys absent here fall back to site.s3):
+--   endpoint, region, bucket, create_bucket, addressing,
+--   credentials_file, profile, access_key_env, secret_key_env
+--   metrics_url        exposition endpoint with minio_api_rdma_*_total
+--                      (AIStor: http://<host>:9000/minio/metrics/v3/api/rdma)
+--   prometheus_url     or an existing Prometheus server (instant queries)
+--   metrics_bearer_env variable holding the metrics JWT (a secret)
+--   provider           "rc" (hipobj-rc-v2, default) or "cuobject" (NVIDIA
+--                      cuObject / DC: what AIStor speaks; SKIPs without
+--                      libcuobjclient.so)
+--   device, port, gid_index   the local RDMA device (default: first)
+--   requests           requests per phase (default 2 x concurrency)
+--   max_object_mb, max_concurrency   scale RUNBOOK rows down (a note says)
+--   sizes, concurrency lists that restrict E3's matrix (others SKIP)
+--   http_fallback      retry DECLINED requests over HTTP (counted apart)
+--   counter_tolerance  relative slack of the counter witness (default 0)
+--   landing_grace_s    wait for the data after the reply (default 2)
+local s3site = require "strata.lib.s3site"
+local s3rdma = require "strata.s3rdma"
+
+local M = {}
+local MiB = 1048576
+
+-- site.s3rdma merged over site.s3.
+function M.site(t)
+  local a, b = t.site.s3rdma, t.site.s3
+  local s = {}
+  for k, v in pairs(type(b) == "table" and b or {}) do s[k] = v end
+  for k, v in pairs(type(a) == "table" and a or {}) do s[k] = v end
+  return s
+end
+
+-- An s3.client for the endpoint; SKIP when the site names none.
+function M.client(t)
+  local s = M.site(t)
+  return s3site.client(t, s, "site.s3rdma (or site.s3)"), s
+end
+
+-- The counter source, or nil (then the counter witness is "absent").
+local function counters(s)
+  if not s.metrics_url and not s.prometheus_url then return nil end
+  return s3rdma.counters { url = s.metrics_url, prometheus = s.prometheus_url,
+                           bearer_env = s.metrics_bearer_env }
+end
+
+-- Scale a RUNBOOK row (size, concurrency) to the site's limits.
+function M.scale(t, s, size, conc)
+  local sz, cc = size, conc
+  if s.max_object_mb and sz > s.max_object_mb * MiB then
+    sz = math.floor(s.max_object_mb * MiB)
+  end
+  if s.max_concurrency and cc > s.max_concurrency then cc = s.max_concurrency end
+  if sz ~= size or cc ~= conc then
+    t.note(("scaled down from %d MiB x %d to %.3f MiB x %d by the site "
+            .. "(s3rdma.max_object_mb / max_concurrency)")
+           :format(size // MiB, conc, sz / MiB, cc))
+  end
+  return sz, cc
+end
+
+-- The RDMA error counters of the local port, or nil.
+local function port_counters(s)
+  local ok, verbs = pcall(require, "strata.verbs")
+  if not ok then return nil end
+  local dev = s.device
+  if not dev then
+    local ok2, list = pcall(verbs.devices)
+    dev = ok2 and list and list[1] and (list[1].name or list[1])
+  end
+  if type(dev) ~= "string" then return nil end
+  local ok3, c = pcall(verbs.counters, { device = dev, port = s.port or 1 })
+  return ok3 and c or nil
+end
+
+local function is_error(name)
+  if name:find("cnp") or name:find("ecn") then return false end
+  for _, p in ipairs { "err", "seq", "timeout", "out_of", "duplicate",
+                       "discard", "drop", "nak", "retry" } do
+    if name:find(p, 1, true) then return true end
+  end
+  return false
+end
+
+-- One measured phase over RDMA (mode "rc") or HTTP ("tcp"): the server's
+-- counters before and after, the three witnesses judged, metrics under
+-- prefix.  Returns the run's result and the proof.
+function M.phase(t, cl, s, w, prefix, out)
+  w.client = cl
+  w.bucket = s.bucket
+  if w.mode == "rc" and s.provider then w.mode = s.provider end
+  w.device, w.port = s.device, s.port
+  if s.gid_index ~= "auto" then w.gid_index = s.gid_index end
+  w.http_fallback = s.http_fallback
+  w.landing_grace = s.landing_grace_s
+  w.requests = w.requests or s.requests or math.max(2, 2 * (w.concurrency or 1))
+  w.prefix = w.prefix or ("strata-" .. t.id .. "-")
+  local pc0 = w.mode ~= "tcp" and port_counters(s)
+  local c0 = w.mode ~= "tcp" and counters(s) or nil
+  local r = s3rdma.run(w)
+  local c1 = c0 and counters(s) or nil
+  local pc1 = pc0 and port_counters(s)
+  for _, k in ipairs { "gbps", "mibps", "cpu_util_pct", "cpu_core_pct",
+                       "lat_p50_ms", "lat_p95_ms", "lat_p99_ms", "ok",
+                       "failed", "declined", "fallback_requests",
+                       "fallback_bytes", "bytes", "requests",
+                       "verify_errors", "readback_errors" } do
+    local v = r[k == "gbps" and "throughput_gbps" or
+                k == "mibps" and "throughput_mibps" or k]
+    if v ~= nil then out[prefix .. k] = v end
+  end
+  out[prefix .. "size"] = w.size
+  out[prefix .. "concurrency"] = w.concurrency
+  if r.first_error then t.note(prefix .. " first error: " .. r.first_error) end
+  if w.mode == "tcp" then return r end
+  local p = s3rdma.prove(r, c0, c1, { tolerance = s.counter_tolerance or 0 })
+  out[prefix .. "verdict"] = p.verdict
+  out[prefix .. "proven"] = p.verdict == "PROVEN"
+  out[prefix .. "witness.reply"] = p.reply
+  out[prefix .. "witness.landed"] = p.landed
+  out[prefix .. "witness.counters"] = p.counters
+  out[prefix .. "counter_read_delta"] = p.delta_read
+  out[prefix .. "counter_write_delta"] = p.delta_write
+  if pc0 and pc1 then
+    for k, v in pairs(pc1) do
+      if is_error(k) and pc0[k] then
+        local key = "rdma_err." .. k
+        out[key] = (out[key] or 0) + (v - pc0[k])
+      end
+    end
+  end
+  if p.verdict == "DECLINED" then
+    t.fail("DECLINED: " .. p.reason)
+  elseif p.verdict ~= "PROVEN" then
+    t.fail(p.reason)
+  end
+  return r, p
+end
+
+-- PUT a set of objects then GET them back, both over RDMA (read-back of
+-- the PUT and every GET byte checked).
+function M.put_then_get(t, size, conc, memory)
+  local cl <close>, s = M.client(t)
+  local sz, cc = M.scale(t, s, size, conc)
+  local out = {}
+  local objects = math.max(cc, 2)
+  M.phase(t, cl, s, { mode = "rc", op = "put", size = sz, concurrency = cc,
+                      objects = objects, requests = objects, readback = true,
+                      memory = memory }, "put.", out)
+  M.phase(t, cl, s, { mode = "rc", op = "get", size = sz, concurrency = cc,
+                      objects = objects, memory = memory }, "get.", out)
+  return out
+end
+
+-- The criteria every S3-over-RDMA phase meets (RUNBOOK PASS policy):
+-- proven by three witnesses, nothing failed, no RDMA error counter grew,
+-- TCP fallback none (site-tunable through thresholds).
+function M.criteria(prefixes)
+  local c = { ["rdma_err.*"] = { max = 0 } }
+  for _, p in ipairs(prefixes) do
+    c[p .. "proven"] = { eq = true }
+    c[p .. "failed"] = { max = 0 }
+    c[p .. "fallback_requests"] = { max = 0 }
+  end
+  return c
+end
+
+M.UNITS = { ["get.gbps"] = "Gbit/s", ["put.gbps"] = "Gbit/s",
+            ["mp.gbps"] = "Gbit/s", ["get.lat_p99_ms"] = "ms",
+            ["put.lat_p99_ms"] = "ms", ["get.cpu_util_pct"] = "%",
+            ["put.cpu_util_pct"] = "%" }
+
+return M

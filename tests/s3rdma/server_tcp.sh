@@ -1,0 +1,31 @@
+#!/bin/sh
+# server_tcp.sh BUILD [RGWDIR] - start the reference server without RDMA
+# on a free port, objects on disk or (RGWDIR: a cluster of tests/s3/rgw.sh)
+# in the Ceph RGW behind it, run server_tcp.lua against it, stop it.
+set -u
+B=$1; here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/s3rdma-tcp.XXXXXX")
+export AWS_ACCESS_KEY_ID=AKIDSTRATATCP AWS_SECRET_ACCESS_KEY=tcp-secret-test
+export STRATA_WRONG_SECRET=not-the-secret
+unset AWS_CA_BUNDLE
+port=$((30000 + $$ % 20000))
+store="--root $dir/store"
+if [ $# -ge 2 ]; then
+  [ -r "$2/env" ] || { echo "server_tcp.sh: no RGW in $2" >&2; exit 1; }
+  . "$2/env"
+  store="--backend $S3_ENDPOINT --backend-credentials $S3_CREDENTIALS_FILE"
+fi
+"$B/fixtures/s3rdma/strata-s3rdma-server" $store --no-rdma \
+  --listen 127.0.0.1 --port $port 2> "$dir/server.log" &
+srv=$!
+i=0
+while [ $i -lt 50 ] && ! grep -q listening "$dir/server.log"; do
+  sleep 0.1; i=$((i + 1))
+done
+"$B/strata" lua "$here/server_tcp.lua" "http://127.0.0.1:$port"
+rc=$?
+kill $srv 2>/dev/null
+wait $srv 2>/dev/null
+[ $rc = 0 ] || cat "$dir/server.log"
+rm -rf "$dir"
+exit $rc

@@ -1,0 +1,21 @@
+-- T2 with the RUNBOOK's example: throughput +4.5% only, CPU 45% -> 12%:
+-- a benefit by CPU (>= 20% lower), so T1T4 PASSes.
+test {
+  id = "B04", layer = "s3rdma", title = "fixture T2",
+  run = function()
+    return { ["get.gbps"] = 20.9, ["put.gbps"] = 11,
+             ["get.cpu_util_pct"] = 12, ["put.cpu_util_pct"] = 10,
+             ["get.lat_p50_ms"] = 58, ["get.lat_p99_ms"] = 97 }
+  end,
+}
+test {
+  id = "B02", layer = "s3rdma", title = "fixture T2 64 MiB x 1",
+  run = function()
+    return { ["get.gbps"] = 6, ["get.cpu_util_pct"] = 9,
+             ["get.lat_p99_ms"] = 39 }
+  end,
+}
+test {
+  id = "B06", layer = "s3rdma", title = "fixture T4",
+  run = function(t) t.skip("no GPU (fixture)") end,
+}
