@@ -61,6 +61,10 @@ const char *strata_opt_str(lua_State *L, int idx, const char *fn,
 int strata_opt_bool(lua_State *L, int idx, const char *fn,
                     const char *field, int def);
 
+/* Message handler for lua_pcall: the error (or its __tostring) with a
+ * traceback appended. */
+int strata_traceback(lua_State *L);
+
 /* t[k] = v helpers for building result tables at the top of the stack. */
 void strata_set_int(lua_State *L, const char *k, lua_Integer v);
 void strata_set_num(lua_State *L, const char *k, lua_Number v);
