@@ -17,7 +17,7 @@ function M.main(argv)
   return run.guard(function()
     local o, paths = args.parse(argv, run.OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
-    local s = setup.load { paths = paths, site = o.site,
+    local s = setup.load { paths = paths, site = o.site, warn_unknown = true,
                            thresholds = o.thresholds, set = o.set }
     local warnings = 0
     for _, c in ipairs(s.criteria) do
