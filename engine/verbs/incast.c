@@ -194,7 +194,7 @@ static enum verbs_code setup_all(const struct incast_opts *o,
   for(int i = 0; i < o->nsenders; i++) {
     const struct incast_peer *sp = &o->senders[i];
     rc = peer_open(&tx[i].peer, sp->host, sp->port, sp->token,
-                   o->ctl_timeout_s);
+                   sp->timeout_s > 0 ? sp->timeout_s : o->ctl_timeout_s);
     if(!rc)
       rc = clock_sync(&tx[i]);
     if(!rc)
@@ -207,7 +207,7 @@ static enum verbs_code setup_all(const struct incast_opts *o,
     if(o->remote_receiver) {
       const struct incast_peer *rp = &o->receiver;
       rc = peer_open(&rx[i].peer, rp->host, rp->port, rp->token,
-                     o->ctl_timeout_s);
+                     rp->timeout_s > 0 ? rp->timeout_s : o->ctl_timeout_s);
       if(!rc)
         rc = peer_setup(&rx[i].peer, &tr, rp->device, rp->ib_port,
                         rp->gid_index, &rx[i].ep, rx[i].qpn, rx[i].psn);
@@ -277,7 +277,7 @@ static enum verbs_code done_all(const struct incast_opts *o,
     struct verbs_outcome out;
     tx[i].peer.timeout_ms = remaining_ms(deadline);
     rc = peer_done(&tx[i].peer, &out);
-    tx[i].peer.timeout_ms = (int)(o->ctl_timeout_s * 1000);
+    tx[i].peer.timeout_ms = 2000;     /* BYE only from here */
     if(rc)
       return who_fail(rc, "sender", &o->senders[i]);
     s->bytes = out.bytes;

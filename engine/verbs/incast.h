@@ -26,6 +26,7 @@ struct incast_peer {
   const char *device;        /* NULL = the agent's default */
   int ib_port;
   int gid_index;             /* -1 = auto */
+  double timeout_s;          /* per control step (0 = ctl_timeout_s) */
 };
 
 struct incast_opts {

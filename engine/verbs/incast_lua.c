@@ -38,6 +38,9 @@ static void get_peer(lua_State *L, int idx, const char *what,
   p->device = strata_opt_str(L, idx, fn, "device", NULL);
   p->ib_port = (int)strata_opt_int(L, idx, fn, "ib_port", 1);
   p->gid_index = (int)strata_opt_int(L, idx, fn, "gid_index", -1);
+  p->timeout_s = strata_opt_num(L, idx, fn, "timeout", 0);
+  if(p->timeout_s < 0)
+    luaL_error(L, "%s: %s.timeout must be > 0", fn, what);
   if(!p->host)
     luaL_error(L, "%s: %s.host is required", fn, what);
   if(!p->token || !*p->token)
@@ -121,9 +124,6 @@ static void get_opts(lua_State *L, struct incast_opts *o)
   if(lua_getfield(L, 1, "receiver") != LUA_TNIL) {
     get_peer(L, lua_gettop(L), "receiver", &o->receiver);
     o->remote_receiver = 1;
-    if(lua_getfield(L, -1, "timeout") != LUA_TNIL)
-      o->ctl_timeout_s = lua_tonumber(L, -1);
-    lua_pop(L, 1);
   }
   lua_pop(L, 1);
 }
