@@ -16,6 +16,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "strata.h"
 #include "version.h"
 
 int luaopen_strata_core(lua_State *L);
@@ -74,19 +75,6 @@ static int find_home(char *out, size_t len)
   return is_dir_with(out, "lua/strata/cli.lua");
 }
 
-static int msghandler(lua_State *L)
-{
-  const char *msg = lua_tostring(L, 1);
-  if(!msg) {
-    if(luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-      return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)",
-                          luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
 /* Runs in protected mode: everything that can raise goes here. */
 static int pmain(lua_State *L)
 {
@@ -139,7 +127,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "strata: cannot create a Lua state\n");
     return 1;
   }
-  lua_pushcfunction(L, msghandler);
+  lua_pushcfunction(L, strata_traceback);
   lua_pushcfunction(L, pmain);
   lua_pushinteger(L, argc);
   lua_pushlightuserdata(L, argv);

@@ -1,4 +1,4 @@
--- bench/s3/bench.lua RGWDIR [ROUNDS]: strata's S3 engine side by side with
+-- bench/s3/bench.lua RGWDIR [ROUNDS [OP:CONC]]: strata's S3 engine side by side with
 -- curl --aws-sigv4 and rclone on the same RGW (tests/s3/rgw.sh), GET and
 -- PUT of 256 MiB objects at concurrency 1 and 4.  Prints a ratio table:
 -- strata / the better peer (target >= 1.0 everywhere) and strata's CPU
@@ -14,6 +14,7 @@ local core = require "strata.core"
 
 local dir = assert(arg[1], "usage: bench.lua RGWDIR [ROUNDS]")
 local ROUNDS = tonumber(arg[2] or "3")
+local ONLY = arg[3]          -- e.g. "put:4": that point alone
 local MiB = 1024 * 1024
 local SIZE = 256 * MiB
 local env = {}
@@ -123,6 +124,7 @@ local rows = {}
 for _, conc in ipairs{ 1, 4 } do
   local objs = conc == 1 and 4 or 8
   for _, op in ipairs{ "put", "get" } do
+   if not ONLY or ONLY == op .. ":" .. conc then
     local best = {}
     for round = 1, ROUNDS do
       -- rotate the order: no tool always follows the same one (the
@@ -139,6 +141,7 @@ for _, conc in ipairs{ 1, 4 } do
                         best.strata / peer }
     io.stderr:write(("%-4s %4d %8.0f %8.0f %8.0f   %6.2f x\n")
                     :format(table.unpack(rows[#rows])))
+   end
   end
 end
 

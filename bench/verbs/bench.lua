@@ -1,9 +1,10 @@
 -- strata vs perftest on the same rxe device, interleaved, in one guest
 -- boot (bench/verbs/run drives it).  Prints a ratio table.
--- usage (in the guest): strata lua bench.lua [ROUNDS]
+-- usage (in the guest): strata lua bench.lua [ROUNDS [bw|lat]]
 local verbs = require "strata.verbs"
 local core = require "strata.core"
 local ROUNDS = tonumber(arg[1]) or 3
+local ONLY = arg[2]          -- "bw" or "lat": one half only
 local IP = os.getenv("STRATA_RXE_IP") or "10.77.0.1"
 local KiB, MiB = 1024, 1048576
 
@@ -16,16 +17,26 @@ end
 
 -- One perftest client run against a server started just before it.
 -- perftest refuses to report when its cycle-clock calibration is noisy
--- ("Correlation coefficient r^2 < 0.9", common under TCG): retry.
-local function perftest(tool, args)
+-- ("Correlation coefficient r^2 < 0.9", common under TCG): retry.  The
+-- server may be slow to listen on a loaded machine: the client retries
+-- the connection; a server left over is killed before the next run.
+local function perftest(tool, args, want)
   local out
   for _ = 1, 4 do
-    os.execute(("%s -d rxe0 -x 1 %s >/tmp/pt-server.txt 2>&1 &")
-               :format(tool, args))
-    core.sleep(0.4)
-    out = sh(("timeout 120 %s -d rxe0 -x 1 %s %s"):format(tool, args, IP))
-    core.sleep(0.3)
-    if not out:find("Can't produce a report", 1, true) then return out end
+    os.execute(("%s -d rxe0 -x 1 %s >/tmp/pt-server.txt 2>&1 & "
+                .. "echo $! >/tmp/pt-server.pid"):format(tool, args))
+    for _ = 1, 10 do
+      core.sleep(0.5)
+      out = sh(("timeout 120 %s -d rxe0 -x 1 %s %s"):format(tool, args, IP))
+      if not out:find("Couldn't connect", 1, true) then break end
+    end
+    local pid = io.open("/tmp/pt-server.pid"):read("l")
+    for _ = 1, 20 do
+      if not os.execute("kill -0 " .. pid .. " 2>/dev/null") then break end
+      core.sleep(0.25)
+    end
+    os.execute("kill " .. pid .. " 2>/dev/null")
+    if out:match(want) then return out end
   end
   return out
 end
@@ -52,13 +63,13 @@ local points = {
   { MiB, 1, 32 }, { MiB, 4, 8 },
   { 8 * MiB, 1, 5 }, { 8 * MiB, 4, 5 },   -- perftest: iters >= 5
 }
-for _, p in ipairs(points) do
+for _, p in ipairs(ONLY == "lat" and {} or points) do
   local size, qps, n = p[1], p[2], p[3]
   local ref, mine = {}, {}
   local depth, cqmod
   for _ = 1, ROUNDS do
     local out = perftest("ib_write_bw", ("-s %d -q %d -n %d --report_gbits")
-                         :format(size, qps, n))
+                         :format(size, qps, n), "\n%s*" .. size .. "%s+%d+%s+[%d%.]+")
     depth = tonumber(out:match("TX depth%s*:%s*(%d+)"))
     cqmod = tonumber(out:match("CQ Moderation%s*:%s*(%d+)"))
     local avg = out:match("\n%s*" .. size .. "%s+%d+%s+[%d%.]+%s+([%d%.]+)")
@@ -67,6 +78,8 @@ for _, p in ipairs(points) do
     local r = verbs.bw { op = "write", size = size, qps = qps, iters = n,
                          tx_depth = depth, cq_mod = cqmod }
     mine[#mine + 1] = r.bw_gbps
+    io.stderr:write(("  round: perftest %.4f, strata %.4f Gbit/s\n")
+                    :format(ref[#ref], r.bw_gbps))
   end
   row(("WRITE bw %s x %d QP"):format(size >= MiB and (size // MiB) .. " MiB"
       or (size // KiB) .. " KiB", qps), median(ref), median(mine), "Gbit/s",
@@ -74,15 +87,18 @@ for _, p in ipairs(points) do
 end
 
 -- WRITE latency (median = perftest's t_typical)
-for _, size in ipairs { 2, 4 * KiB } do
+for _, size in ipairs(ONLY == "bw" and {} or { 2, 4 * KiB }) do
   local ref, mine = {}, {}
   for _ = 1, ROUNDS do
-    local out = perftest("ib_write_lat", ("-s %d -n 500"):format(size))
+    local out = perftest("ib_write_lat", ("-s %d -n 500"):format(size),
+                         "\n%s*" .. size .. "%s+%d+%s+[%d%.]+")
     local typ = out:match("\n%s*" .. size .. "%s+%d+%s+[%d%.]+%s+[%d%.]+%s+([%d%.]+)")
     if not typ then error("perftest output not understood:\n" .. out) end
     ref[#ref + 1] = tonumber(typ)
     local r = verbs.lat { op = "write", size = size, iters = 500 }
     mine[#mine + 1] = r.median_us
+    io.stderr:write(("  round: perftest %.2f us, strata %.2f us\n")
+                    :format(ref[#ref], r.median_us))
   end
   row(("WRITE lat %s median"):format(size == 2 and "2 B" or "4 KiB"),
       median(ref), median(mine), "us", "lower")

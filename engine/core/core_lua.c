@@ -41,19 +41,6 @@ static int write_all(int fd, const char *p, size_t n)
   return 0;
 }
 
-static int traceback(lua_State *L)
-{
-  const char *msg = lua_tostring(L, 1);
-  if(!msg) {
-    if(luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-      return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)",
-                          luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
 /* In the child: run fn(); 'R'+string on success, 'E'+message on error. */
 static int iso_child(int fd, void *arg)
 {
@@ -63,7 +50,7 @@ static int iso_child(int fd, void *arg)
   const char *s;
   int rc;
 
-  lua_pushcfunction(L, traceback);
+  lua_pushcfunction(L, strata_traceback);
   lua_pushvalue(L, c->fn);
   rc = lua_pcall(L, 0, 1, -2);
   if(rc == LUA_OK && lua_type(L, -1) != LUA_TSTRING) {

@@ -39,6 +39,19 @@ int strata_skip(lua_State *L, const char *fmt, ...)
   return lua_error(L);
 }
 
+int strata_traceback(lua_State *L)
+{
+  const char *msg = lua_tostring(L, 1);
+  if(!msg) {
+    if(luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)",
+                          luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
 void strata_check_keys(lua_State *L, int idx, const char *fn,
                        const char *const allowed[])
 {

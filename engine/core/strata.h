@@ -20,6 +20,18 @@ static inline uint64_t strata_now_ns(void)
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The value of one hex digit, or -1. */
+static inline int strata_hexval(int c)
+{
+  if(c >= '0' && c <= '9')
+    return c - '0';
+  if(c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if(c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
 /* Set by SIGINT/SIGTERM; long C loops poll it and stop early. */
 extern volatile int strata_stop_flag;
 
@@ -48,6 +60,10 @@ const char *strata_opt_str(lua_State *L, int idx, const char *fn,
                            const char *field, const char *def);
 int strata_opt_bool(lua_State *L, int idx, const char *fn,
                     const char *field, int def);
+
+/* Message handler for lua_pcall: the error (or its __tostring) with a
+ * traceback appended. */
+int strata_traceback(lua_State *L);
 
 /* t[k] = v helpers for building result tables at the top of the stack. */
 void strata_set_int(lua_State *L, const char *k, lua_Integer v);

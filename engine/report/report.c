@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "strata.h"
 
 /*
  * Length in bytes of the valid UTF-8 sequence at s (at most n bytes left),
@@ -88,17 +89,6 @@ size_t report_sheet_name(const char *in, char *out, size_t outlen)
   return o;
 }
 
-static int hexval(char c)
-{
-  if(c >= '0' && c <= '9')
-    return c - '0';
-  if(c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if(c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 int report_parse_color(const char *s, uint32_t *rgb)
 {
   uint32_t v = 0;
@@ -108,7 +98,7 @@ int report_parse_color(const char *s, uint32_t *rgb)
   if(*s == '#')
     s++;
   for(int i = 0; i < 6; i++) {
-    int h = hexval(s[i]);
+    int h = strata_hexval(s[i]);
     if(h < 0)
       return -1;
     v = (v << 4) | (uint32_t)h;

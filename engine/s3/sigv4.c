@@ -11,6 +11,7 @@
 #include <openssl/hmac.h>
 
 #include "sigv4.h"
+#include "strata.h"
 
 #define SIGV4_MAX_HEADERS 64
 #define SIGV4_MAX_QUERY 128
@@ -90,26 +91,15 @@ size_t sigv4_uri_encode(const char *in, size_t n, int keep_slash,
   return o;
 }
 
-static int hexval(int c)
-{
-  if(c >= '0' && c <= '9')
-    return c - '0';
-  if(c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if(c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Percent-decode then strictly re-encode n bytes of s onto b. */
 static void sb_reencode(struct sbuf *b, const char *s, size_t n)
 {
   char enc[4];
   for(size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if(c == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-       hexval(s[i + 2]) >= 0) {
-      c = (unsigned char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+    if(c == '%' && i + 2 < n && strata_hexval(s[i + 1]) >= 0 &&
+       strata_hexval(s[i + 2]) >= 0) {
+      c = (unsigned char)(strata_hexval(s[i + 1]) * 16 + strata_hexval(s[i + 2]));
       i += 2;
     }
     sigv4_uri_encode((const char *)&c, 1, 0, enc, sizeof(enc));

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "token.h"
+#include "strata.h"
 
 static void put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -17,17 +18,6 @@ static uint64_t get_le(const uint8_t *p, int n)
   for(int i = n - 1; i >= 0; i--)
     v = (v << 8) | p[i];
   return v;
-}
-
-static int hexval(char c)
-{
-  if(c >= '0' && c <= '9')
-    return c - '0';
-  if(c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if(c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
 }
 
 void s3rdma_token_encode(const struct s3rdma_token *t, char out[89])
@@ -63,7 +53,7 @@ int s3rdma_token_decode(const char *hex, size_t n, struct s3rdma_token *t,
     return -1;
   }
   for(int i = 0; i < S3RDMA_TOKEN_BYTES; i++) {
-    int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+    int hi = strata_hexval(hex[2 * i]), lo = strata_hexval(hex[2 * i + 1]);
     if(hi < 0 || lo < 0) {
       *why = "not hex";
       return -1;

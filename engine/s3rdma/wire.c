@@ -7,17 +7,7 @@
 
 #include "sigv4.h"
 #include "wire.h"
-
-static int hexval(char c)
-{
-  if(c >= '0' && c <= '9')
-    return c - '0';
-  if(c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if(c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
+#include "strata.h"
 
 int s3rdma_parse_hex(const char *s, int maxdigits, uint64_t *v)
 {
@@ -26,7 +16,7 @@ int s3rdma_parse_hex(const char *s, int maxdigits, uint64_t *v)
   if(!s)
     return -1;
   for(; s[n]; n++) {
-    int d = hexval(s[n]);
+    int d = strata_hexval(s[n]);
     if(d < 0 || n >= maxdigits || n >= 16)
       return -1;
     x = x << 4 | (uint64_t)d;
@@ -100,8 +90,8 @@ static int pct_decode(const char *in, size_t n, char *out, size_t cap)
       int hi, lo;
       if(i + 2 >= n)
         return -1;
-      hi = hexval(in[i + 1]);
-      lo = hexval(in[i + 2]);
+      hi = strata_hexval(in[i + 1]);
+      lo = strata_hexval(in[i + 2]);
       if(hi < 0 || lo < 0)
         return -1;
       c = (char)(hi << 4 | lo);

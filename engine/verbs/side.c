@@ -89,7 +89,9 @@ enum verbs_code side_open(struct verbs_side *s, const struct verbs_test *t,
       goto fail;
     }
     s->psn[i] = verbs_random_psn();
-    s->max_inline = qo.max_inline;
+    /* the device may grant more than asked: never inline past the ask */
+    s->max_inline = qo.max_inline < (uint32_t)t->inline_size
+                      ? qo.max_inline : (uint32_t)t->inline_size;
     s->nqp = i + 1;
   }
   return VERBS_OK;

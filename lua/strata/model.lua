@@ -95,7 +95,9 @@ function M.build(records)
         if #b.cells > 1 and r.cell then
           local parts = {}
           for _, p in ipairs(b.params) do
-            parts[#parts + 1] = p .. "=" .. tostring(r.cell[p])
+            if r.cell[p] ~= nil then
+              parts[#parts + 1] = p .. "=" .. tostring(r.cell[p])
+            end
           end
           if #parts > 0 then
             reason = "[" .. table.concat(parts, ",") .. "] " .. reason

@@ -185,6 +185,7 @@ end
 function M.run(order, opts)
   local results = {}      -- id -> list of records
   local status = {}       -- id -> aggregated status
+  local reason = {}       -- id -> why it did not pass (first cell's reason)
   local crit_by_id = {}
   for _, c in ipairs(opts.criteria) do
     crit_by_id[c.id] = crit_by_id[c.id] or {}
@@ -241,10 +242,11 @@ function M.run(order, opts)
     local blocked, skipped
     for _, n in ipairs(t.needs) do
       local s = status[n]
+      local why = reason[n] and (": " .. reason[n]) or ""
       if s == "SKIP" then
-        skipped = skipped or ("needs %s, which was skipped"):format(n)
+        skipped = skipped or ("needs %s, which was skipped%s"):format(n, why)
       elseif s ~= "PASS" then
-        blocked = blocked or ("needs %s, which is %s"):format(n, s or "not run")
+        blocked = blocked or ("needs %s, which is %s%s"):format(n, s or "not run", why)
       end
     end
     local statuses = {}
@@ -328,7 +330,13 @@ function M.run(order, opts)
       if interrupted then break end
     end
     status[t.id] = M.aggregate(statuses)
-    local line = ("[%2d/%d] %-6s %-8s %-40s %-7s %5.1f s"):format(i, total,
+    for _, r in ipairs(results[t.id] or {}) do
+      if r.status == status[t.id] and r.reason then
+        reason[t.id] = tostring(r.reason):gsub("\n.*", "")
+        break
+      end
+    end
+    local line = ("[%2d/%d] %-8s %-8s %-40s %-7s %5.1f s"):format(i, total,
       t.id, t.layer, t.title:sub(1, 40), status[t.id], core.now() - t0)
     local first = results[t.id] and results[t.id][1]
     for _, r in ipairs(results[t.id] or {}) do

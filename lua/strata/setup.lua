@@ -8,13 +8,21 @@ local thresholds = require "strata.thresholds"
 
 local M = {}
 
+-- path relative to the current folder when it lies below it: criteria
+-- quote their source, and "specs/thresholds.yaml:12" reads better.
+local function relative(path)
+  local cwd = core.realpath(".")
+  if cwd and path:sub(1, #cwd + 1) == cwd .. "/" then return path:sub(#cwd + 2) end
+  return path
+end
+
 local function default_thresholds(paths)
   for _, p in ipairs(paths) do
     local dir = core.stat(p) == "dir" and p or (p:match("^(.*)/[^/]*$") or ".")
     dir = core.realpath(dir)
     while dir do
       local f = dir .. "/thresholds.yaml"
-      if core.stat(f) == "file" then return f end
+      if core.stat(f) == "file" then return relative(f) end
       local parent = dir:match("^(.*)/[^/]+$")
       if not parent or parent == dir or parent == "" then break end
       dir = parent

@@ -292,7 +292,7 @@ end
 function M.cell_label(t, cell)
   local parts = {}
   for _, p in ipairs(t.params or {}) do
-    parts[#parts + 1] = p .. "=" .. tostring(cell[p])
+    if cell[p] ~= nil then parts[#parts + 1] = p .. "=" .. tostring(cell[p]) end
   end
   return table.concat(parts, ",")
 end

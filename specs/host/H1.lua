@@ -2,7 +2,7 @@
 -- also puts it on the Inventory sheet), every CPU the site expects online,
 -- no CPU offline that the site did not allow, NUMA nodes as expected, and
 -- a host quiet enough to measure on (1-minute load per online CPU).
--- Site keys (specs/site.d/host.yaml): host.cpus, host.numa_nodes,
+-- Site keys (specs/site.example.yaml, host): host.cpus, host.numa_nodes,
 -- host.allowed_offline; without them the host is compared with itself
 -- (every present CPU online) and a note says so.  host.root reviews a tree
 -- recorded by tests/host/record_host.sh instead of this host.

@@ -3,35 +3,14 @@
 -- B10, B12, B14 (multipart) and the mixed 70/30 workload, all measured by
 -- strata's own S3 engine (engine/s3, docs/s3.md) against the endpoint the
 -- site file names (site.s3).  No endpoint configured: every test SKIPs.
-local s3 = require "strata.s3"
+local s3site = require "strata.lib.s3site"
 
 local MiB, GiB = 1024 * 1024, 1024 * 1024 * 1024
 
--- One client from site.s3; credentials come from the environment or the
--- credentials file the site names, never from here.
+-- One client from site.s3 (lua/strata/lib/s3site.lua: credentials from
+-- the environment or the site's credentials file, never from here).
 local function client(t)
-  local s = t.site.s3
-  if type(s) ~= "table" or not s.endpoint or s.endpoint == "" then
-    t.skip("site.s3.endpoint is not set: no S3 endpoint configured")
-  end
-  if not s.bucket then t.skip("site.s3.bucket is not set") end
-  local cl = s3.client{
-    endpoint = s.endpoint, region = s.region, addressing = s.addressing,
-    credentials_file = s.credentials_file, profile = s.profile,
-    access_key_env = s.access_key_env, secret_key_env = s.secret_key_env,
-    session_token_env = s.session_token_env, ca_bundle = s.ca_bundle,
-    sign_payload = s.sign_payload, timeout = s.request_timeout,
-    stall = s.stall_timeout,
-  }
-  -- the bucket must exist; create it when the site allows
-  local r = cl:request{ method = "HEAD", bucket = s.bucket }
-  if r.status == 404 and s.create_bucket then
-    cl:create_bucket(s.bucket)
-  elseif r.status ~= 200 then
-    error(("bucket %s: HEAD answered HTTP %d %s"):format(s.bucket, r.status,
-                                                         r.code))
-  end
-  return cl, s
+  return s3site.client(t, t.site.s3), t.site.s3
 end
 
 local function metrics_opts(s)

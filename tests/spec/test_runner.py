@@ -397,6 +397,10 @@ class Workbook(Tmp):
         t2 = [n for n in wb.sheetnames if n.startswith("T2")]
         self.assertTrue(t2, wb.sheetnames)
         self.assertTrue(wb[t2[0]]._charts)
+        # a chart a spec asked for with t.table (indexes survive the JSON
+        # trip from the cell's process as integers)
+        t1 = [n for n in wb.sheetnames if n.startswith("T1")]
+        self.assertTrue(t1 and wb[t1[0]]._charts, wb.sheetnames)
         import xml.etree.ElementTree as ET
         root = ET.parse(self.path("w.xml")).getroot()
         errors = sum(int(s.get("errors", 0)) for s in root.iter("testsuite"))

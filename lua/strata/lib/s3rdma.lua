@@ -19,7 +19,7 @@
 --   http_fallback      retry DECLINED requests over HTTP (counted apart)
 --   counter_tolerance  relative slack of the counter witness (default 0)
 --   landing_grace_s    wait for the data after the reply (default 2)
-local s3 = require "strata.s3"
+local s3site = require "strata.lib.s3site"
 local s3rdma = require "strata.s3rdma"
 
 local M = {}
@@ -37,26 +37,7 @@ end
 -- An s3.client for the endpoint; SKIP when the site names none.
 function M.client(t)
   local s = M.site(t)
-  if not s.endpoint or s.endpoint == "" then
-    t.skip("site.s3rdma.endpoint (or site.s3.endpoint) is not set: no "
-           .. "S3-over-RDMA endpoint configured")
-  end
-  if not s.bucket then t.skip("site.s3rdma.bucket is not set") end
-  local cl = s3.client {
-    endpoint = s.endpoint, region = s.region, addressing = s.addressing,
-    credentials_file = s.credentials_file, profile = s.profile,
-    access_key_env = s.access_key_env, secret_key_env = s.secret_key_env,
-    session_token_env = s.session_token_env, ca_bundle = s.ca_bundle,
-    timeout = s.request_timeout,
-  }
-  local r = cl:request { method = "HEAD", bucket = s.bucket }
-  if r.status == 404 and s.create_bucket then
-    cl:create_bucket(s.bucket)
-  elseif r.status ~= 200 then
-    error(("bucket %s: HEAD answered HTTP %d %s"):format(s.bucket, r.status,
-                                                         r.code), 0)
-  end
-  return cl, s
+  return s3site.client(t, s, "site.s3rdma (or site.s3)"), s
 end
 
 -- The counter source, or nil (then the counter witness is "absent").

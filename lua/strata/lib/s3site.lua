@@ -1,0 +1,36 @@
+-- strata.lib.s3site: an S3 client for the endpoint a site file names,
+-- shared by every spec that talks S3 (specs/s3, specs/s3rdma, E2).
+-- Credentials come from the environment or the credentials file the site
+-- names, never from a spec; no endpoint means SKIP, never a default.
+local s3 = require "strata.s3"
+
+local M = {}
+
+-- s = a site section (site.s3, or site.s3rdma merged over it); what =
+-- its name for the messages.  Returns the client; the bucket must exist
+-- (created when s.create_bucket allows).
+function M.client(t, s, what)
+  what = what or "site.s3"
+  if type(s) ~= "table" or not s.endpoint or s.endpoint == "" then
+    t.skip(what .. ".endpoint is not set: no S3 endpoint configured")
+  end
+  if not s.bucket then t.skip(what .. ".bucket is not set") end
+  local cl = s3.client {
+    endpoint = s.endpoint, region = s.region, addressing = s.addressing,
+    credentials_file = s.credentials_file, profile = s.profile,
+    access_key_env = s.access_key_env, secret_key_env = s.secret_key_env,
+    session_token_env = s.session_token_env, ca_bundle = s.ca_bundle,
+    sign_payload = s.sign_payload, timeout = s.request_timeout,
+    stall = s.stall_timeout,
+  }
+  local r = cl:request { method = "HEAD", bucket = s.bucket }
+  if r.status == 404 and s.create_bucket then
+    cl:create_bucket(s.bucket)
+  elseif r.status ~= 200 then
+    error(("bucket %s: HEAD answered HTTP %d %s"):format(s.bucket, r.status,
+                                                         r.code), 0)
+  end
+  return cl
+end
+
+return M

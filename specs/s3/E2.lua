@@ -1,0 +1,70 @@
+-- RUNBOOK E2: AIStor's own inter-node RDMA.  An S3 PUT load makes the
+-- servers move erasure shards between nodes; AIStor's counters tell how
+-- much of that went over RDMA, how much fell back to TCP (the pool
+-- fallback counter may rise without a fault: pool exhausted, a shard
+-- larger than a slab), and whether the NICs pushed back.  RDMA bytes,
+-- TCP fallbacks and errors are reported together, as the RUNBOOK asks.
+--
+-- site.aistor.internode_metrics_url   the v3 exposition holding the
+--   minio_system_network_internode_rdma_* series (metrics JWT in the
+--   variable site.aistor.metrics_bearer_env: a secret, never printed)
+-- site.aistor.{object_mb, concurrency, duration}   the load (64 MiB x 16, 30 s)
+local s3site = require "strata.lib.s3site"
+
+local PREFIX = "minio_system_network_internode_rdma_"
+local NAMES = {
+  rdma_write_bytes = "write_bytes_total", rdma_errors = "errors_total",
+  pool_fallbacks = "pool_fallbacks_total", nic_inflight_writes = "nic_inflight_writes",
+  nic_credit_waits = "nic_credit_waits_total", nic_writes_throttled = "nic_writes_throttled_total",
+}
+
+test {
+  id = "E2", layer = "s3", title = "AIStor inter-node RDMA under PUT load",
+  tags = { "aistor", "rdma", "s3" }, timeout = 600,
+  headline = "rdma_write_gbps",
+  units = { rdma_write_gbps = "Gbit/s", put_gbps = "Gbit/s" },
+  criteria = {
+    rdma_write_bytes = { min = 1 },     -- inter-node traffic went over RDMA
+    rdma_errors = { max = 0 },
+    pool_fallbacks = { max = 0 },       -- raise in thresholds.yaml if the site accepts some
+    hard_errors = { max = 0 },
+  },
+  run = function(t)
+    local a = t.site.aistor
+    if type(a) ~= "table" or not a.internode_metrics_url then
+      t.skip("site.aistor.internode_metrics_url is not set: no AIStor metrics endpoint")
+    end
+    local s = t.site.s3
+    local cl = s3site.client(t, s)
+    local r = cl:run {
+      op = "put", bucket = s.bucket, size = (a.object_mb or 64) << 20,
+      concurrency = a.concurrency or 16, duration = a.duration or 30,
+      warmup = a.warmup or 5, prefix = "strata/E2/",
+      metrics = { url = a.internode_metrics_url, bearer_env = a.metrics_bearer_env,
+                  prefix = PREFIX, settle = a.settle or 0 },
+    }
+    if not r.server then
+      error("AIStor metrics could not be read: " .. tostring(r.server_error), 0)
+    end
+    local m = { put_gbps = r.gbps, put_ops = r.ops, hard_errors = r.errors,
+                put_bytes = r.bytes + (r.warmup_bytes or 0) }
+    local rows = {}
+    for metric, suffix in pairs(NAMES) do
+      local d = r.server[PREFIX .. suffix]
+      if d == nil then
+        t.note(("%s%s is absent: not an RDMA-enabled AIStor build?"):format(PREFIX, suffix))
+      end
+      m[metric] = d
+      rows[#rows + 1] = { PREFIX .. suffix, d }
+    end
+    table.sort(rows, function(x, y) return x[1] < y[1] end)
+    t.table("AIStor inter-node RDMA counters (delta over the load)",
+            { "metric", "delta" }, rows)
+    if m.rdma_write_bytes and r.elapsed_s and r.elapsed_s > 0 then
+      m.rdma_write_gbps = m.rdma_write_bytes * 8 / r.elapsed_s / 1e9
+      -- inter-node RDMA bytes per client byte: erasure coding sends shards
+      m.rdma_bytes_per_put_byte = m.rdma_write_bytes / math.max(1, m.put_bytes)
+    end
+    return m
+  end,
+}
