@@ -17,5 +17,18 @@ grep -q "refused: wrong or missing token" /tmp/serve-18515.log || {
   echo "FAIL: the agent did not log the refused token"; fail=1; }
 grep -q "not-the-token" /tmp/serve-*.log && {
   echo "FAIL: a token reached the agent's log"; fail=1; }
-kill %1 %2 %3 2>/dev/null
+# a sender dies mid-run: its session process is killed after ~2 s
+$S serve --port 18518 --token-file /tmp/strata-token --device rxe0 \
+  --idle-timeout 60 2>/tmp/serve-18518.log &
+VPID=$!
+sleep 1
+( sleep 3
+  for d in /proc/[0-9]*; do
+    read -r l < $d/stat 2>/dev/null || continue
+    set -- $l
+    [ "$4" = "$VPID" ] && kill -9 $1 && echo "killed session $1"
+  done ) &
+timeout 60 $S lua $D/incast_kill.lua /tmp/strata-token 127.0.0.1:18515 \
+  127.0.0.1:18518 || fail=1
+kill %1 %2 %3 %4 2>/dev/null
 exit $fail
