@@ -21,6 +21,10 @@
  * Any step may be answered "ERR <code> <text>".  Steps are separate so
  * that a driver can SETUP and CONNECT N agents, then send GO to all of
  * them together (incast, RUNBOOK R7).  Every read has a deadline.
+ * Incast (incast.c) adds, backwards compatibly: SETUP ... role=active
+ * (the agent posts the WRITEs; READY echoes role=active, an older agent
+ * does not and is refused by the engine) and PING -> PONG now=<ns> (the
+ * agent's CLOCK_MONOTONIC, for the clock offset).
  */
 #ifndef STRATA_VERBS_CTL_H
 #define STRATA_VERBS_CTL_H

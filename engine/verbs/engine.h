@@ -49,6 +49,7 @@ struct verbs_test {
   uint64_t dmabuf_off;
   uint64_t max_buffer;    /* bytes per side before QPs share slots
                              (0 = VERBS_MAX_BUFFER) */
+  int active;            /* SETUP role=active: the agent posts (incast) */
 };
 
 struct verbs_side {

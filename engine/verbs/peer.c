@@ -25,6 +25,8 @@ int ctl_fmt_test(char *buf, size_t len, const struct verbs_test *t)
                    t->validate, t->inline_size, t->timeout_s,
                    "host", t->hugepages, t->numa,
                    (unsigned long long)t->max_buffer);
+  if(n >= 0 && (size_t)n < len && t->active)   /* absent = passive */
+    n += snprintf(buf + n, len - (size_t)n, " role=active");
   return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -74,12 +76,16 @@ int ctl_parse_test(const struct ctl_msg *m, struct verbs_test *t,
     bad = "numa";
   else if(ctl_get_u64(m, "maxbuf", &t->max_buffer))
     bad = "maxbuf";
+  else if(ctl_get(m, "role") && strcmp(ctl_get(m, "role"), "active") &&
+          strcmp(ctl_get(m, "role"), "passive"))
+    bad = "role";
   if(bad) {
     snprintf(err, errlen, "SETUP: bad or missing '%s'", bad);
     return -1;
   }
   t->kind = !strcmp(kind, "lat") ? VERBS_KIND_LAT : VERBS_KIND_BW;
   t->mem = !strcmp(mem, "cuda") ? VERBS_MEM_CUDA : VERBS_MEM_HOST;
+  t->active = ctl_get(m, "role") && !strcmp(ctl_get(m, "role"), "active");
   return 0;
 }
 
@@ -242,6 +248,10 @@ enum verbs_code peer_setup(struct verbs_peer *p, const struct verbs_test *t,
            ctl_get(&m, "dev") ? ctl_get(&m, "dev") : "?");
   if(ctl_parse_endpoint(&m, ep, qpn, psn, t->qps))
     return peer_err(p, "SETUP", "READY lacks a valid endpoint");
+  if(t->active && (!ctl_get(&m, "role") || strcmp(ctl_get(&m, "role"),
+                                                  "active")))
+    return peer_err(p, "SETUP", "the agent cannot be the active end "
+                    "(an older strata serve: no role=active)");
   return VERBS_OK;
 }
 

@@ -75,7 +75,8 @@ static void *far_end(void *arg)
   if(t->kind == VERBS_KIND_LAT)
     ss->loop_rc = lat_loop(&ss->s, t, 0, &ss->stop, &ss->out);
   else
-    ss->loop_rc = bw_loop(&ss->s, t, t->bidir, t->op == VERBS_OP_SEND,
+    ss->loop_rc = bw_loop(&ss->s, t, t->bidir || t->active,
+                          t->op == VERBS_OP_SEND && !t->active,
                           &ss->stop, &ss->out);
   if(ss->loop_rc)
     snprintf(ss->loop_err, sizeof(ss->loop_err), "%s", verbs_errmsg());
@@ -108,7 +109,8 @@ static void do_setup(struct session *ss, struct ctl_msg *m)
               "export (cuda family absent)");
     return;
   }
-  rc = side_open(&ss->s, &ss->t, dev, port, gidx, 2);
+  /* the posting end's pattern has seed 1, the passive end's 2 */
+  rc = side_open(&ss->s, &ss->t, dev, port, gidx, ss->t.active ? 1 : 2);
   if(rc) {
     reply_err(ss, rc, verbs_errmsg());
     return;
@@ -118,7 +120,8 @@ static void do_setup(struct session *ss, struct ctl_msg *m)
     reply_err(ss, VERBS_EINVAL, "endpoint too long");
     return;
   }
-  (void)ctl_send(ss->c.fd, 2000, "READY %s", eb);
+  (void)ctl_send(ss->c.fd, 2000, "READY %s%s", eb,
+                 ss->t.active ? " role=active" : "");
   logf_(ss->o, "%s: SETUP %s %s size=%llu qps=%d on %s port %d GID %d",
         ss->who,
         ss->t.kind == VERBS_KIND_LAT ? "lat" : "bw", ctl_op_name(ss->t.op),
@@ -181,7 +184,8 @@ static void do_done(struct session *ss)
   pthread_join(ss->th, NULL);
   ss->running = 0;
   o->mismatch_at = -1;
-  if(ss->t.validate && !ss->loop_rc && ss->t.op != VERBS_OP_READ)
+  if(ss->t.validate && !ss->loop_rc && ss->t.op != VERBS_OP_READ &&
+     !ss->t.active)
     side_check(&ss->s, ss->t.size, 1, o);
   if(ss->loop_rc) {
     snprintf(err, sizeof(err), " error=%s", ss->loop_err);
@@ -246,8 +250,9 @@ static int session(const struct verbs_serve_opts *o, int fd, const char *who)
       do_go(&ss);
     else if(!strcmp(m.verb, "DONE"))
       do_done(&ss);
-    else if(!strcmp(m.verb, "PING"))
-      (void)ctl_send(fd, 2000, "PONG");
+    else if(!strcmp(m.verb, "PING"))   /* now=: clock offset (incast) */
+      (void)ctl_send(fd, 2000, "PONG now=%llu",
+                     (unsigned long long)strata_now_ns());
     else if(!strcmp(m.verb, "BYE"))
       break;
     else

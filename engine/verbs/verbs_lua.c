@@ -15,6 +15,7 @@
 
 int verbs_l_devices(lua_State *L);
 int verbs_l_inventory(lua_State *L);
+int verbs_l_incast(lua_State *L);     /* incast_lua.c */
 
 /* Raise for rc: SKIP for an absent prerequisite, an error otherwise. */
 static int raise_code(lua_State *L, const char *fn, enum verbs_code rc)
@@ -378,6 +379,7 @@ static const luaL_Reg verbs_funcs[] = {
   {"lat", l_lat},
   {"counters", l_counters},
   {"serve", l_serve},
+  {"incast", verbs_l_incast},
   {NULL, NULL}
 };
 
