@@ -9,6 +9,7 @@
 #ifndef STRATA_H
 #define STRATA_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -31,6 +32,15 @@ static inline int strata_hexval(int c)
     return c - 'A' + 10;
   return -1;
 }
+
+/*
+ * Read the file at path, NUL ended, into *buf.  With cap, (*buf, *cap) is a
+ * buffer kept between calls (grown as needed); without, a fresh one the
+ * caller frees.  max > 0 bounds the size (EFBIG past it).  Returns 0, or
+ * -1 with errno (a fresh buffer is then freed).
+ */
+int strata_read_file(const char *path, size_t max, char **buf, size_t *cap,
+                     size_t *len);
 
 /* Set by SIGINT/SIGTERM; long C loops poll it and stop early. */
 extern volatile int strata_stop_flag;

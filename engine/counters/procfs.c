@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "strata.h"
 #include "nvml.h"
 
 const char *const ctr_cpu_fields[CTR_CPU_FIELDS] = {
@@ -82,42 +83,7 @@ long ctr_set_find(const struct ctr_set *s, const char *name)
 
 int ctr_read_file(const char *path, char **buf, size_t *cap, size_t *len)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  size_t n = 0;
-
-  if(fd < 0)
-    return -1;
-  for(;;) {
-    ssize_t r;
-    if(!*buf || *cap - n < 4096) {
-      size_t nc = *cap ? *cap * 2 : 16384;
-      char *nb = realloc(*buf, nc);
-      if(!nb) {
-        close(fd);
-        errno = ENOMEM;
-        return -1;
-      }
-      *buf = nb;
-      *cap = nc;
-    }
-    r = read(fd, *buf + n, *cap - n - 1);
-    if(r < 0) {
-      int e = errno;
-      if(e == EINTR)
-        continue;
-      close(fd);
-      errno = e;
-      return -1;
-    }
-    if(r == 0)
-      break;
-    n += (size_t)r;
-  }
-  close(fd);
-  (*buf)[n] = '\0';
-  if(len)
-    *len = n;
-  return 0;
+  return strata_read_file(path, 0, buf, cap, len);
 }
 
 /* Next line of *p into a bounded copy; returns 0 at the end. */

@@ -26,64 +26,8 @@
 
 int sys_read_file(const char *path, size_t max, char **buf, size_t *len)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  size_t n = 0, cap = 0;
-  char *b = NULL;
-
-  *buf = NULL;
-  if(len)
-    *len = 0;
-  if(max == 0)
-    max = (size_t)16 << 20;
-  if(fd < 0)
-    return -1;
-  for(;;) {
-    ssize_t r;
-    if(cap - n < 2) {
-      size_t nc = cap ? cap * 2 : 8192;
-      char *nb;
-      if(nc > max + 2)
-        nc = max + 2;
-      nb = realloc(b, nc);
-      if(!nb) {
-        free(b);
-        close(fd);
-        errno = ENOMEM;
-        return -1;
-      }
-      b = nb;
-      cap = nc;
-    }
-    r = read(fd, b + n, cap - n - 1);
-    if(r < 0) {
-      int e = errno;
-      if(e == EINTR)
-        continue;
-      free(b);
-      close(fd);
-      errno = e;
-      return -1;
-    }
-    if(r == 0)
-      break;
-    n += (size_t)r;
-    if(n > max) {
-      free(b);
-      close(fd);
-      errno = EFBIG;
-      return -1;
-    }
-  }
-  close(fd);
-  if(!b && !(b = malloc(1))) {
-    errno = ENOMEM;
-    return -1;
-  }
-  b[n] = '\0';
-  *buf = b;
-  if(len)
-    *len = n;
-  return 0;
+  return strata_read_file(path, max ? max : (size_t)16 << 20, buf, NULL,
+                          len);
 }
 
 int sys_attr(const char *dir, const char *name, char *out, size_t len)
