@@ -191,8 +191,6 @@ function M.run(order, opts)
     crit_by_id[c.id] = crit_by_id[c.id] or {}
     table.insert(crit_by_id[c.id], c)
   end
-  local by_plan = {}
-  for _, t in ipairs(order) do by_plan[t.id] = t end
 
   local function lookup_all(id)
     local out = {}
