@@ -218,46 +218,17 @@ static void one_task(struct worker *w, int t)
       oc.bytes_landed = oc.status == S3RDMA_OK ? len : 0;
     }
   }
-  if(o->mode == S3RDMA_MODE_CUOBJ) {
-    w->reply_ok += oc.reply_ok;
-    w->landed_ok += oc.landed_ok;
-    if(oc.status == S3RDMA_DECLINED) {
-      w->declined++;
-      if(!o->http_fallback) {
-        note_error(sh, "%s %s: %s", put ? "PUT" : "GET", key, oc.error);
-        return;
-      }
-      if(http_xfer(w, put, key, part, upload_id, off, len, ranged, etag,
-                   err, sizeof(err))) {
-        w->failed++;
-        note_error(sh, "HTTP fallback: %s", err);
-        return;
-      }
-      w->fb_req++;
-      w->fb_bytes += len;
-    }
-    else if(oc.status != S3RDMA_OK) {
-      w->failed++;
-      note_error(sh, "%s %s: %s: %s", put ? "PUT" : "GET", key, oc.step,
-                 oc.error);
-      return;
-    }
-    else {
-      w->bytes += len;
-      if(put)
-        w->put_b += len;
-      else
-        w->get_b += len;
-      snprintf(etag, sizeof(etag), "%s", oc.etag);
-    }
-  }
-  else if(o->mode == S3RDMA_MODE_RC) {
+  if(o->mode == S3RDMA_MODE_RC) {
     struct s3rdma_xfer x = {
       .put = put, .bucket = o->bucket, .key = key, .part = part,
       .upload_id = upload_id, .size = len, .offset = off,
       .has_offset = ranged, .buf = &w->vbuf, .buf_off = 0
     };
     s3rdma_rc_transfer(&w->rc, &x, &oc);
+  }
+  if(o->mode != S3RDMA_MODE_TCP) {
+    /* one account for both RDMA providers: a cuObject outcome lands
+     * bytes_landed = len when OK, as the RC client reports them */
     w->reply_ok += oc.reply_ok;
     w->landed_ok += oc.landed_ok;
     if(oc.status == S3RDMA_DECLINED) {
