@@ -226,6 +226,35 @@ static int count_cpus(const char *header)
   return n;
 }
 
+/*
+ * One line of a per-CPU table (/proc/softirqs, /proc/interrupts): the
+ * first line is the CPU header (sets *ncpu), then "<name>: <counts...>".
+ * Returns 1 with *name (cleaned) and *cols set, 0 for a line to skip, -1
+ * (errno EINVAL) for a header without CPUs.
+ */
+static int cpu_row(char *line, int *ncpu, char **name, char **cols)
+{
+  char *colon;
+  if(*ncpu < 0) {
+    *ncpu = count_cpus(line);
+    if(*ncpu == 0) {
+      errno = EINVAL;
+      return -1;
+    }
+    return 0;
+  }
+  colon = strchr(line, ':');
+  if(!colon)
+    return 0;
+  *colon = '\0';
+  *name = line;
+  while(**name == ' ')
+    (*name)++;
+  clean_name(*name);
+  *cols = colon + 1;
+  return 1;
+}
+
 int ctr_parse_softirqs(const char *text, struct ctr_set *s)
 {
   char line[65536];  /* a row per IRQ is ~11 bytes a CPU */
@@ -233,25 +262,13 @@ int ctr_parse_softirqs(const char *text, struct ctr_set *s)
   int ncpu = -1;
 
   while(next_line(&p, line, sizeof(line))) {
-    char *colon;
-    char *name = line;
-    if(ncpu < 0) {
-      ncpu = count_cpus(line);
-      if(ncpu == 0) {
-        errno = EINVAL;
-        return -1;
-      }
+    char *name, *cols;
+    int r = cpu_row(line, &ncpu, &name, &cols);
+    if(r < 0)
+      return -1;
+    if(r == 0)
       continue;
-    }
-    colon = strchr(line, ':');
-    if(!colon)
-      continue;
-    *colon = '\0';
-    while(*name == ' ')
-      name++;
-    clean_name(name);
-    if(add2(s, "softirq", name, sum_cols(colon + 1, ncpu, NULL),
-            CTR_COUNTER))
+    if(add2(s, "softirq", name, sum_cols(cols, ncpu, NULL), CTR_COUNTER))
       return -1;
   }
   if(ncpu < 0) {
@@ -268,32 +285,20 @@ int ctr_parse_interrupts(const char *text, struct ctr_set *s)
   int ncpu = -1;
 
   while(next_line(&p, line, sizeof(line))) {
-    char *colon, *irq = line, *rest, *dev;
+    char *irq, *cols, *rest, *dev;
     const char *after;
-    char name[200];
     double v;
     size_t n;
-    if(ncpu < 0) {
-      ncpu = count_cpus(line);
-      if(ncpu == 0) {
-        errno = EINVAL;
-        return -1;
-      }
+    int r = cpu_row(line, &ncpu, &irq, &cols);
+    if(r < 0)
+      return -1;
+    if(r == 0)
       continue;
-    }
-    colon = strchr(line, ':');
-    if(!colon)
-      continue;
-    *colon = '\0';
-    while(*irq == ' ')
-      irq++;
-    v = sum_cols(colon + 1, ncpu, &after);
+    v = sum_cols(cols, ncpu, &after);
     rest = (char *)after;
     n = strlen(rest);
     while(n && isspace((unsigned char)rest[n - 1]))
       rest[--n] = '\0';
-    clean_name(irq);
-    (void)name;
     if(!isdigit((unsigned char)*irq)) {
       /* NMI, LOC, ERR, MIS ...: the description is prose, keep the tag */
       if(addf(s, v, CTR_COUNTER, "intr.%s", irq))

@@ -239,22 +239,31 @@ static void deadline(struct timespec *ts, uint64_t ns)
   ts->tv_nsec = (long)(ns % 1000000000ull);
 }
 
+/* Sleep until next (monotonic ns) or until *stop is raised; returns the
+ * flag as read under the lock.  Both threads pace themselves with it. */
+static int wait_tick(struct ctr_sampler *s, uint64_t next, const int *stop)
+{
+  struct timespec ts;
+  int v;
+  deadline(&ts, next);
+  pthread_mutex_lock(&s->mu);
+  while(!*stop && strata_now_ns() < next)
+    if(pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT)
+      break;
+  v = *stop;
+  pthread_mutex_unlock(&s->mu);
+  return v;
+}
+
 static void *sampler_main(void *arg)
 {
   struct ctr_sampler *s = arg;
   uint64_t step = (uint64_t)(s->o.interval_s * 1e9), next = s->t0;
   char err[512];
   for(;;) {
-    struct timespec ts;
     int stop;
     next += step;
-    deadline(&ts, next);
-    pthread_mutex_lock(&s->mu);
-    while(!s->stop && strata_now_ns() < next)
-      if(pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT)
-        break;
-    stop = s->stop;
-    pthread_mutex_unlock(&s->mu);
+    stop = wait_tick(s, next, &s->stop);
     if(take(s, err, sizeof(err))) {
       pthread_mutex_lock(&s->mu);
       add_error(s, err);
@@ -278,16 +287,9 @@ static void *prom_main(void *arg)
   uint64_t step = (uint64_t)(s->o.prom_interval_s * 1e9);
   uint64_t next = strata_now_ns();
   for(;;) {
-    struct timespec ts;
     int stop;
     next += step;
-    deadline(&ts, next);
-    pthread_mutex_lock(&s->mu);
-    while(!s->pstop && strata_now_ns() < next)
-      if(pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT)
-        break;
-    stop = s->pstop;
-    pthread_mutex_unlock(&s->mu);
+    stop = wait_tick(s, next, &s->pstop);
     (void)scrape_all(s, NULL, 0);  /* the last scrape runs after stop */
     if(stop)
       break;
