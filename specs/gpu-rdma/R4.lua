@@ -24,25 +24,15 @@ test {
   criteria = { bw_gbps = { min = "0.9 * R2.bw_gbps" } },
   run = function(t)
     local r = t.site.rdma or {}
-    local size, qps = t.cell.size, t.cell.qps
-    if not vs.in_list(r.bw_sizes, size) then
-      t.skip(("size %d is not in site.rdma.bw_sizes"):format(size))
-    end
-    if not vs.in_list(r.bw_qps, qps) then
-      t.skip(("%d QPs is not in site.rdma.bw_qps"):format(qps))
-    end
+    local o = vs.bw_cell(t)
+    local size, qps = o.size, o.qps
     local ok, cuda = pcall(require, "strata.cuda")
     if not ok or not cuda.built() then
       t.skip("GPU memory: strata was built without CUDA")
     end
     local avail, why = cuda.available()
     if not avail then t.skip("GPU memory: " .. tostring(why)) end
-    local o = vs.local_opts(t.site)
-    o.op, o.size, o.qps = "write", size, qps
-    o.tx_depth = r.tx_depth
-    o.max_buffer = vs.max_buffer(t.site)
     o.peer = vs.peer(t.site)
-    for k, v in pairs(vs.bw_len(t.site, size)) do o[k] = v end
     local buf <close> = cuda.alloc { device = r.gpu or 0,
       size = verbs.buffer_bytes { size = size, qps = qps,
                                   max_buffer = o.max_buffer } }

@@ -25,19 +25,12 @@ test {
             msg_rate_mpps = "Mpps", cpu_pct = "%" },
   criteria = { bw_gbps = { min = "0.9 * line_rate_gbps" } },
   run = function(t)
-    local r = t.site.rdma or {}
-    local size, qps = t.cell.size, t.cell.qps
-    if not vs.in_list(r.bw_sizes, size) then
-      t.skip(("size %d is not in site.rdma.bw_sizes"):format(size))
-    end
-    if not vs.in_list(r.bw_qps, qps) then
-      t.skip(("%d QPs is not in site.rdma.bw_qps"):format(qps))
-    end
+    local o = vs.bw_cell(t)
+    local size = o.size
     local rate, src = vs.line_rate(t.site, verbs)
     if not rate then
       error("no line rate: the port reports none; set site.rdma.line_rate_gbps", 0)
     end
-    local o = vs.local_opts(t.site)
     for _, d in ipairs(verbs.inventory(o.device)) do
       local p = d.ports and d.ports[o.port or 1]
       if p and p.max_msg_sz and size > p.max_msg_sz then
@@ -46,11 +39,7 @@ test {
       end
       break
     end
-    o.op, o.size, o.qps = "write", size, qps
-    o.tx_depth = r.tx_depth
-    o.max_buffer = vs.max_buffer(t.site)
     o.peer = vs.peer(t.site)
-    for k, v in pairs(vs.bw_len(t.site, size)) do o[k] = v end
     local res = verbs.bw(o)
     t.note(("line rate %.1f Gbit/s (%s); %s, GID %d, MTU %d, far end %s")
            :format(rate, src, res.device, res.gid_index, res.mtu, res.peer))

@@ -115,6 +115,26 @@ function M.error_deltas(counters, prefix)
 end
 
 -- Skip a matrix cell that the site's list leaves out.
+-- A WRITE bandwidth cell of R2/R4: SKIP the sizes and QP counts the site
+-- leaves out (rdma.bw_sizes, rdma.bw_qps), else the verbs.bw options of
+-- this host's side (the caller adds the peer).
+function M.bw_cell(t)
+  local r = rdma(t.site)
+  local size, qps = t.cell.size, t.cell.qps
+  if not M.in_list(r.bw_sizes, size) then
+    t.skip(("size %d is not in site.rdma.bw_sizes"):format(size))
+  end
+  if not M.in_list(r.bw_qps, qps) then
+    t.skip(("%d QPs is not in site.rdma.bw_qps"):format(qps))
+  end
+  local o = M.local_opts(t.site)
+  o.op, o.size, o.qps = "write", size, qps
+  o.tx_depth = r.tx_depth
+  o.max_buffer = M.max_buffer(t.site)
+  for k, v in pairs(M.bw_len(t.site, size)) do o[k] = v end
+  return o
+end
+
 function M.in_list(list, v)
   if not list then return true end
   for _, x in ipairs(list) do if x == v then return true end end
