@@ -19,6 +19,19 @@ function M.raises(f, ...)
   return tostring(err)
 end
 
+-- The incast cases' agents: "HOST:PORT" -> a verbs peer table carrying
+-- the shared token read from the first line of tokenfile (also returned).
+function M.peers(tokenfile)
+  local f = assert(io.open(tokenfile))
+  local token = f:read("l")
+  f:close()
+  return function(hp, name)
+    local h, p = hp:match("^(.-):(%d+)$")
+    return { name = name, host = h, port = tonumber(p), token = token,
+             timeout = 10 }
+  end, token
+end
+
 function M.finish()
   print(M.failed == 0 and "ALL PASSED" or ("%d FAILED"):format(M.failed))
   return M.failed == 0 and 0 or 1

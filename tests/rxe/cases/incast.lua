@@ -7,15 +7,8 @@ package.path = arg[0]:match("(.*/)") .. "?.lua;" .. package.path
 local verbs = require "strata.verbs"
 local core = require "strata.core"
 local C = require "check"
-local f = assert(io.open(arg[1]))
-local token = f:read("l")
-f:close()
+local peer, token = C.peers(arg[1])
 
-local function peer(hp, name)
-  local h, p = hp:match("^(.-):(%d+)$")
-  return { name = name, host = h, port = tonumber(p), token = token,
-           timeout = 10 }
-end
 local receiver = arg[2] ~= "-" and peer(arg[2], "rx") or nil
 local senders = {}
 for i = 3, #arg do senders[#senders + 1] = peer(arg[i], "s" .. (i - 2)) end

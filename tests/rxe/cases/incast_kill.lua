@@ -4,14 +4,7 @@
 package.path = arg[0]:match("(.*/)") .. "?.lua;" .. package.path
 local verbs = require "strata.verbs"
 local C = require "check"
-local f = assert(io.open(arg[1]))
-local token = f:read("l")
-f:close()
-local function peer(hp, name)
-  local h, p = hp:match("^(.-):(%d+)$")
-  return { name = name, host = h, port = tonumber(p), token = token,
-           timeout = 10 }
-end
+local peer, token = C.peers(arg[1])
 local t0 = os.time()
 local e = C.raises(verbs.incast, { senders = { peer(arg[2], "alive"),
                                                peer(arg[3], "victim") },
