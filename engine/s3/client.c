@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "s3.h"
+#include "xml.h"
 #include "strata.h"
 
 #define S3_CAPTURE_MAX (1u << 20)   /* keep 1 MiB of an error reply body */
@@ -265,23 +266,9 @@ static enum s3_fail classify(CURLcode cc)
 
 static void parse_code(struct s3_resp *r)
 {
-  const char *a, *b;
-  size_t n;
   r->code[0] = '\0';
-  if(!r->body || r->status < 300)
-    return;
-  a = strstr(r->body, "<Code>");
-  if(!a)
-    return;
-  a += 6;
-  b = strstr(a, "</Code>");
-  if(!b)
-    return;
-  n = (size_t)(b - a);
-  if(n >= sizeof(r->code))
-    n = sizeof(r->code) - 1;
-  memcpy(r->code, a, n);
-  r->code[n] = '\0';
+  if(r->body && r->status >= 300)
+    s3_xml_error_code(r->body, r->code, sizeof(r->code));
 }
 
 /* Add "Name: value" to the curl list; 0 or -1. */

@@ -7,31 +7,6 @@
 
 #include "multipart.h"
 
-int s3_xml_tag(const char *xml, const char *tag, char *out, size_t cap)
-{
-  char open[80], close[80];
-  const char *a, *b;
-  size_t n;
-
-  if(!xml)
-    return -1;
-  snprintf(open, sizeof(open), "<%s>", tag);
-  snprintf(close, sizeof(close), "</%s>", tag);
-  a = strstr(xml, open);
-  if(!a)
-    return -1;
-  a += strlen(open);
-  b = strstr(a, close);
-  if(!b)
-    return -1;
-  n = (size_t)(b - a);
-  if(n >= cap)
-    return -1;
-  memcpy(out, a, n);
-  out[n] = '\0';
-  return 0;
-}
-
 static int ok(enum s3_fail f, const struct s3_resp *r)
 {
   return f == S3_OK && r->status >= 200 && r->status < 300;

@@ -8,6 +8,7 @@
 #define STRATA_S3_MULTIPART_H
 
 #include "s3.h"
+#include "xml.h"
 
 struct s3_part {
   int number;            /* 1 .. 10000 */
@@ -33,8 +34,5 @@ int s3_mp_complete(struct s3_conn *c, const char *bucket, const char *key,
 /* Abort the upload (204 expected). */
 int s3_mp_abort(struct s3_conn *c, const char *bucket, const char *key,
                 const char *id, struct s3_resp *resp);
-
-/* Copy the text of the first <tag>...</tag> in xml into out; -1 if absent */
-int s3_xml_tag(const char *xml, const char *tag, char *out, size_t cap);
 
 #endif

@@ -80,7 +80,9 @@ int s3rdma_reply_parse(const char *v, int *code, char token[89])
   return 0;
 }
 
-/* Percent-decode n bytes of in into out (cap); -1 on bad escape/room. */
+/* Percent-decode n bytes of in into out (cap); -1 on bad escape/room.
+ * %00 is refused: the key is a C string from here on, and a NUL would cut
+ * it short of what the client signed (found by bench/fuzz). */
 static int pct_decode(const char *in, size_t n, char *out, size_t cap)
 {
   size_t o = 0;
@@ -92,7 +94,7 @@ static int pct_decode(const char *in, size_t n, char *out, size_t cap)
         return -1;
       hi = strata_hexval(in[i + 1]);
       lo = strata_hexval(in[i + 2]);
-      if(hi < 0 || lo < 0)
+      if(hi < 0 || lo < 0 || !(hi | lo))
         return -1;
       c = (char)(hi << 4 | lo);
       i += 2;
