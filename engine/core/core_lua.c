@@ -4,8 +4,10 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +26,7 @@ struct iso_call {
   lua_State *L;
   int fn;      /* stack index of the function to run in the child */
   int tick;    /* stack index of the tick function, or 0 */
+  struct isolate_limits lim;
 };
 
 static int write_all(int fd, const char *p, size_t n)
@@ -41,6 +44,55 @@ static int write_all(int fd, const char *p, size_t n)
   return 0;
 }
 
+/*
+ * The child's Lua allocator: the parent's, counted against the memory
+ * limit.  A refusal (the cap, or the system saying no under RLIMIT_DATA)
+ * that Lua's emergency collection does not cure marks the cell as out of
+ * memory, however the spec's own code handled the error it then got.
+ */
+static struct {
+  lua_Alloc f;
+  void *ud;
+  size_t used, cap;
+  size_t refused;   /* size of the last refused request, 0 when cured */
+  int by_system;    /* refused by malloc (a process limit), not the cap */
+} heap;
+
+static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  size_t old = ptr ? osize : 0;
+  void *p;
+  (void)ud;
+  if(nsize == 0)
+    return heap.f(heap.ud, ptr, osize, 0), heap.used -= old, NULL;
+  if(heap.cap && nsize > old && heap.used - old + nsize > heap.cap) {
+    heap.refused = nsize;
+    heap.by_system = 0;
+    return NULL;
+  }
+  p = heap.f(heap.ud, ptr, osize, nsize);
+  if(!p) {
+    heap.refused = nsize;
+    heap.by_system = 1;
+    return NULL;
+  }
+  if(heap.refused == nsize)
+    heap.refused = 0;  /* the emergency collection made room */
+  heap.used = heap.used - old + nsize;
+  return p;
+}
+
+/* At its limit of open files when it returns: an fd cannot be had. */
+static int at_file_limit(void)
+{
+  int fd = fcntl(0, F_DUPFD_CLOEXEC, 0);
+  if(fd >= 0) {
+    close(fd);
+    return 0;
+  }
+  return errno == EMFILE;
+}
+
 /* In the child: run fn(); 'R'+string on success, 'E'+message on error. */
 static int iso_child(int fd, void *arg)
 {
@@ -50,9 +102,31 @@ static int iso_child(int fd, void *arg)
   const char *s;
   int rc;
 
+  heap.f = lua_getallocf(L, &heap.ud);
+  heap.used = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 +
+              (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
+  heap.cap = (size_t)c->lim.memory_bytes;
+  if(heap.cap && heap.cap < heap.used + (16u << 20))
+    heap.cap = heap.used + (16u << 20);  /* room to report, at least */
+  heap.refused = 0;
+  lua_setallocf(L, capped_alloc, NULL);
+
   lua_pushcfunction(L, strata_traceback);
   lua_pushvalue(L, c->fn);
   rc = lua_pcall(L, 0, 1, -2);
+  if(heap.refused || rc == LUA_ERRMEM) {
+    /* no allocation from here: the message is formatted on the stack */
+    char m[200];
+    int k = snprintf(m, sizeof(m), "M%s, with %.0f MiB of Lua heap in use",
+                     heap.by_system ? "malloc said no (RLIMIT_DATA at this "
+                     "limit, or a lower ulimit -v/-d of strata's own)"
+                     : "the Lua heap reached the limit",
+                     (double)heap.used / (1 << 20));
+    (void)write_all(fd, m, (size_t)k);
+    return ISOLATE_EXIT_MEMORY;
+  }
+  if(at_file_limit())
+    return ISOLATE_EXIT_FILES;
   if(rc == LUA_OK && lua_type(L, -1) != LUA_TSTRING) {
     lua_pop(L, 1);
     lua_pushliteral(L, "isolate: the child function must return a string");
@@ -75,15 +149,91 @@ static void iso_tick(double elapsed, void *arg)
     lua_pop(L, 1);
 }
 
+/* "64 MiB", "1.5 GiB": a byte count for a message. */
+static void human_bytes(uint64_t b, char *out, size_t len)
+{
+  if(b >= (1ull << 30))
+    snprintf(out, len, "%.1f GiB", (double)b / (1ull << 30));
+  else
+    snprintf(out, len, "%.0f MiB", (double)b / (1ull << 20));
+}
+
+/* limits = { memory = bytes, cpu = s, files = n, output = bytes } over
+ * the defaults; 0 turns one off. */
+static void read_limits(lua_State *L, int opts, struct isolate_limits *lim)
+{
+  static const char *const keys[] = { "memory", "cpu", "files", "output",
+                                      NULL };
+  isolate_default_limits(lim);
+  if(lua_isnoneornil(L, opts))
+    return;
+  if(lua_getfield(L, opts, "limits") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  luaL_checktype(L, -1, LUA_TTABLE);
+  {
+    int t = lua_gettop(L);
+    strata_check_keys(L, t, "core.isolate limits", keys);
+    lim->memory_bytes = (uint64_t)strata_opt_num(L, t, "core.isolate limits",
+                                                 "memory",
+                                                 (double)lim->memory_bytes);
+    lim->cpu_s = strata_opt_num(L, t, "core.isolate limits", "cpu",
+                                lim->cpu_s);
+    lim->open_files = (uint64_t)strata_opt_num(L, t, "core.isolate limits",
+                                               "files",
+                                               (double)lim->open_files);
+    lim->output_bytes = (uint64_t)strata_opt_num(L, t, "core.isolate limits",
+                                                 "output",
+                                                 (double)lim->output_bytes);
+  }
+  lua_pop(L, 1);
+}
+
+/* Push "<limit> limit (<value>) reached..." for a crossed limit. */
+static void push_limit(lua_State *L, const struct isolate_result *r,
+                       const struct isolate_limits *lim)
+{
+  char v[32];
+  switch(r->limit) {
+  case ISOLATE_LIMIT_MEMORY:
+    human_bytes(lim->memory_bytes, v, sizeof(v));
+    lua_pushfstring(L, "memory limit (%s, limits.memory_mb) reached: %s", v,
+                    r->len > 1 && r->payload[0] == 'M' ? r->payload + 1
+                    : "an allocation was refused");
+    break;
+  case ISOLATE_LIMIT_CPU:
+    lua_pushfstring(L, "CPU time limit (%f s) reached: the cell used %f s "
+                    "of CPU (limits.cpu_s)", lim->cpu_s, r->cpu_s);
+    break;
+  case ISOLATE_LIMIT_FILES:
+    lua_pushfstring(L, "open files limit (%d) reached: the cell holds every "
+                    "file descriptor limits.open_files allows",
+                    (int)lim->open_files);
+    break;
+  default:
+    human_bytes(lim->output_bytes, v, sizeof(v));
+    lua_pushfstring(L, "output limit (%s) reached: the cell's answer "
+                    "(metrics, tables, notes) is larger than "
+                    "limits.output_mb allows", v);
+    break;
+  }
+}
+
 /*
- * core.isolate(fn, {timeout = s, tick = fn(elapsed), tick_ms = n})
- *   -> "ok", string | "error", msg | "timeout" | "crashed", why
+ * core.isolate(fn, {timeout = s, tick = fn(elapsed), tick_ms = n,
+ *                   limits = {memory =, cpu =, files =, output =}})
+ *   -> "ok", string | "error", msg [, limit] | "timeout" | "crashed", why
  *      | "interrupted"
+ * A crossed limit is an "error" whose third value names it ("memory",
+ * "cpu", "open files", "output") and whose message says which and how
+ * much: the cell's ERROR, like any other failure to answer.
  */
 static int l_isolate(lua_State *L)
 {
-  static const char *const keys[] = { "timeout", "tick", "tick_ms", NULL };
-  struct iso_call c = { L, 1, 0 };
+  static const char *const keys[] = { "timeout", "tick", "tick_ms",
+                                      "limits", NULL };
+  struct iso_call c = { L, 1, 0, { 0 } };
   struct isolate_result r;
   double timeout;
   int tick_ms;
@@ -93,10 +243,11 @@ static int l_isolate(lua_State *L)
     strata_check_keys(L, 2, "core.isolate", keys);
   timeout = strata_opt_num(L, 2, "core.isolate", "timeout", 0);
   tick_ms = (int)strata_opt_int(L, 2, "core.isolate", "tick_ms", 500);
+  read_limits(L, 2, &c.lim);
   if(!lua_isnoneornil(L, 2) && lua_getfield(L, 2, "tick") == LUA_TFUNCTION)
     c.tick = lua_gettop(L);
-  isolate_run(iso_child, &c, timeout, c.tick ? iso_tick : NULL, &c, tick_ms,
-              &r);
+  isolate_run(iso_child, &c, timeout, &c.lim, c.tick ? iso_tick : NULL, &c,
+              tick_ms, &r);
   switch(r.status) {
   case ISOLATE_OK:
     if(r.len && r.payload[0] == 'R') {
@@ -119,6 +270,12 @@ static int l_isolate(lua_State *L)
     else
       lua_pushfstring(L, "exited with code %d", r.exit_code);
     break;
+  case ISOLATE_LIMIT:
+    lua_pushliteral(L, "error");
+    push_limit(L, &r, &c.lim);
+    lua_pushstring(L, isolate_strlimit(r.limit));
+    free(r.payload);
+    return 3;
   case ISOLATE_SYSERR:
     free(r.payload);
     return luaL_error(L, "core.isolate: %s", strerror(errno));

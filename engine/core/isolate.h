@@ -1,23 +1,47 @@
 /*
- * isolate.h - run one piece of work in a forked child with a deadline.
+ * isolate.h - run one piece of work in a forked child with a deadline
+ * and resource limits.
  *
  * Why a process and not a coroutine: a primitive stuck in a C call (a
  * verbs poll, a curl transfer, a CUDA kernel) cannot be interrupted from
  * Lua, and a crash in one must not lose the results already gathered.
  * The child writes its answer to a pipe; the parent waits with a timeout
  * and kills the child's whole process group when it overruns.
+ *
+ * Limits (docs/cli.md, "Limits"): memory, CPU time and open files are
+ * set in the child with setrlimit before the work starts; the size of the
+ * answer is counted by the parent, which kills a child that writes more.
+ * Which one was crossed comes back in r->limit.
  */
 #ifndef STRATA_ISOLATE_H
 #define STRATA_ISOLATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum isolate_status {
   ISOLATE_OK,          /* child answered and exited 0 */
   ISOLATE_TIMEOUT,     /* deadline passed; child group killed */
   ISOLATE_CRASHED,     /* child died (signal or exit code) mid-answer */
   ISOLATE_INTERRUPTED, /* strata_stop_flag was raised; child killed */
-  ISOLATE_SYSERR       /* fork/pipe failed: detail in errno */
+  ISOLATE_SYSERR,      /* fork/pipe failed: detail in errno */
+  ISOLATE_LIMIT        /* a resource limit was crossed: r->limit says which */
+};
+
+enum isolate_limit {
+  ISOLATE_LIMIT_NONE,
+  ISOLATE_LIMIT_MEMORY,    /* RLIMIT_DATA, or the caller's own heap cap */
+  ISOLATE_LIMIT_CPU,       /* RLIMIT_CPU: SIGXCPU / CPU time used */
+  ISOLATE_LIMIT_FILES,     /* RLIMIT_NOFILE */
+  ISOLATE_LIMIT_OUTPUT     /* the answer grew past limits.output_bytes */
+};
+
+/* 0 in a field: no limit of that kind. */
+struct isolate_limits {
+  uint64_t memory_bytes;   /* RLIMIT_DATA (heap + anonymous mappings) */
+  double cpu_s;            /* RLIMIT_CPU, user + system, all threads */
+  uint64_t open_files;     /* RLIMIT_NOFILE */
+  uint64_t output_bytes;   /* what the child may write to the pipe */
 };
 
 struct isolate_result {
@@ -26,23 +50,38 @@ struct isolate_result {
   size_t len;
   int term_signal;     /* for ISOLATE_CRASHED: signal, or 0 */
   int exit_code;       /* for ISOLATE_CRASHED: exit code when no signal */
+  enum isolate_limit limit;  /* for ISOLATE_LIMIT */
+  double cpu_s;        /* CPU time the child used (user + system) */
+  long maxrss_kib;     /* its peak resident set */
 };
 
-/* Called in the child: write the answer to fd; return the exit code. */
+/* Called in the child: write the answer to fd; return the exit code.  An
+ * exit code of ISOLATE_EXIT_MEMORY / ISOLATE_EXIT_FILES says the child saw
+ * its memory / open-files limit refuse it (the answer may be partial). */
 typedef int (*isolate_child_fn)(int fd, void *arg);
+#define ISOLATE_EXIT_MEMORY 97
+#define ISOLATE_EXIT_FILES 98
 /* Called in the parent about every tick_ms while waiting. */
 typedef void (*isolate_tick_fn)(double elapsed_s, void *arg);
 
 /*
- * Fork, run child(fd, arg) in a new process group, collect what it writes.
- * timeout_s <= 0 waits forever (still interruptible).  r->payload is owned
- * by the caller (free it).  Returns r->status.
+ * Fork, run child(fd, arg) in a new process group under lim (NULL: none),
+ * collect what it writes.  timeout_s <= 0 waits forever (still
+ * interruptible).  r->payload is owned by the caller (free it).  Returns
+ * r->status.
  */
 enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
-                                double timeout_s, isolate_tick_fn tick,
-                                void *tick_arg, int tick_ms,
-                                struct isolate_result *r);
+                                double timeout_s,
+                                const struct isolate_limits *lim,
+                                isolate_tick_fn tick, void *tick_arg,
+                                int tick_ms, struct isolate_result *r);
 
 const char *isolate_strstatus(enum isolate_status s);
+const char *isolate_strlimit(enum isolate_limit l);
+
+/* Defaults when the site sets none: memory = half of physical RAM, open
+ * files = 4096 (or the hard limit when lower), output = 64 MiB, CPU =
+ * none (the wall-clock timeout bounds it). */
+void isolate_default_limits(struct isolate_limits *lim);
 
 #endif

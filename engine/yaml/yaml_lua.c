@@ -9,6 +9,15 @@
  * Plain scalars become booleans, integers, floats (.inf, .nan) or nil
  * (null, ~: the key is dropped); quoted scalars stay strings.  Errors
  * raise "<file>:<line>:<col>: <problem>".
+ *
+ * An alias (*a) is the very table its anchor (&a) made, not a copy: the
+ * loaded tree may share subtables, and every walker of it keeps a visited
+ * set.  What aliases may cost is bounded here, for every file: the tree
+ * as if every alias were expanded may hold at most YAML_MAX_NODES nodes
+ * and be at most YAML_MAX_DEPTH deep (a "billion laughs" bomb is refused
+ * at the alias that crosses the line), and an alias inside the node its
+ * anchor names (a cycle) is refused.  Plain nesting has the same depth
+ * bound, so the C recursion below stays shallow.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,12 +32,27 @@
 
 #include "strata.h"
 
+#define YAML_MAX_NODES 100000  /* nodes of the tree, aliases expanded */
+#define YAML_MAX_DEPTH 64      /* nesting, aliases expanded */
+
+/* The parser and the one event alive at a time live in a __close box:
+ * both are freed when loading raises. */
+struct parser_box {
+  yaml_parser_t parser;
+  int live;     /* parser initialised and not yet deleted */
+  yaml_event_t ev;
+  int ev_live;  /* ev parsed and not yet deleted */
+  FILE *f;
+};
+
 struct loader {
   lua_State *L;
-  yaml_parser_t *parser;  /* lives in the __close box */
+  struct parser_box *box;
   const char *name;
   int lines;    /* stack index of the lines table */
   int anchors;  /* stack index of anchor -> value */
+  int cost;     /* stack index of anchor -> { nodes, depth }, nil while open */
+  long long nodes;  /* nodes so far, aliases expanded */
 };
 
 /* Raise "<file>:<line>:<col>: <what>" with no Lua location in front. */
@@ -39,15 +63,44 @@ static int fail(struct loader *ld, const char *what, yaml_mark_t m)
   return lua_error(ld->L);
 }
 
-static void next_event(struct loader *ld, yaml_event_t *ev)
+/* Parse the next event into the box (the previous one must be done). */
+static yaml_event_t *next_event(struct loader *ld)
 {
-  if(!yaml_parser_parse(ld->parser, ev)) {
+  yaml_parser_t *p = &ld->box->parser;
+  if(!yaml_parser_parse(p, &ld->box->ev)) {
     char msg[256];
-    snprintf(msg, sizeof(msg), "%s%s%s", ld->parser->problem
-             ? ld->parser->problem : "syntax error",
-             ld->parser->context ? " " : "",
-             ld->parser->context ? ld->parser->context : "");
-    fail(ld, msg, ld->parser->problem_mark);
+    snprintf(msg, sizeof(msg), "%s%s%s", p->problem ? p->problem
+             : "syntax error", p->context ? " " : "",
+             p->context ? p->context : "");
+    fail(ld, msg, p->problem_mark);
+  }
+  ld->box->ev_live = 1;
+  return &ld->box->ev;
+}
+
+static void done_event(struct loader *ld)
+{
+  if(ld->box->ev_live) {
+    yaml_event_delete(&ld->box->ev);
+    ld->box->ev_live = 0;
+  }
+}
+
+/* One more node at depth (aliases expanded): within the budget? */
+static void count(struct loader *ld, long long nodes, int depth,
+                  yaml_mark_t m)
+{
+  char msg[160];
+  ld->nodes += nodes;
+  if(depth > YAML_MAX_DEPTH) {
+    snprintf(msg, sizeof(msg), "nesting deeper than %d levels%s",
+             YAML_MAX_DEPTH, nodes > 1 ? " (aliases expanded)" : "");
+    fail(ld, msg, m);
+  }
+  if(ld->nodes > YAML_MAX_NODES) {
+    snprintf(msg, sizeof(msg), "aliases expand to more than %d nodes "
+             "(an alias bomb?)", YAML_MAX_NODES);
+    fail(ld, msg, m);
   }
 }
 
@@ -123,101 +176,140 @@ static void remember_line(struct loader *ld, int tbl, yaml_mark_t m)
   lua_pop(L, 1);
 }
 
+/* Name the value on top of the stack; its cost stays unknown (the node
+ * is open) until close_anchor. */
 static void set_anchor(struct loader *ld, const yaml_char_t *anchor)
 {
   if(!anchor)
     return;
   lua_pushvalue(ld->L, -1);
   lua_setfield(ld->L, ld->anchors, (const char *)anchor);
+  lua_pushnil(ld->L);
+  lua_setfield(ld->L, ld->cost, (const char *)anchor);
 }
 
-/* Parse one node whose first event is ev; push its value. */
-static void load_node(struct loader *ld, yaml_event_t *ev)
+/* The node named anchor is complete: what an alias to it costs. */
+static void close_anchor(struct loader *ld, const char *anchor,
+                         long long nodes, int height)
 {
   lua_State *L = ld->L;
-  luaL_checkstack(L, 8, "YAML nesting too deep");
-  switch(ev->type) {
-  case YAML_SCALAR_EVENT:
-    push_scalar(ld, ev);
-    set_anchor(ld, ev->data.scalar.anchor);
-    yaml_event_delete(ev);
+  if(!anchor)
     return;
-  case YAML_ALIAS_EVENT:
-    if(lua_getfield(L, ld->anchors, (const char *)ev->data.alias.anchor)
-       == LUA_TNIL)
-      fail(ld, "unknown alias", ev->start_mark);
-    yaml_event_delete(ev);
-    return;
-  case YAML_SEQUENCE_START_EVENT: {
-    int tbl, i = 0;
-    lua_newtable(L);
-    tbl = lua_gettop(L);
-    set_anchor(ld, ev->data.sequence_start.anchor);
-    yaml_event_delete(ev);
-    for(;;) {
-      yaml_event_t item;
-      next_event(ld, &item);
-      if(item.type == YAML_SEQUENCE_END_EVENT) {
-        yaml_event_delete(&item);
-        return;
-      }
-      lua_pushinteger(L, ++i);
-      remember_line(ld, tbl, item.start_mark);
-      load_node(ld, &item);
-      lua_rawset(L, tbl);
-    }
-  }
-  case YAML_MAPPING_START_EVENT: {
-    int tbl;
-    lua_newtable(L);
-    tbl = lua_gettop(L);
-    set_anchor(ld, ev->data.mapping_start.anchor);
-    yaml_event_delete(ev);
-    for(;;) {
-      yaml_event_t key, val;
-      next_event(ld, &key);
-      if(key.type == YAML_MAPPING_END_EVENT) {
-        yaml_event_delete(&key);
-        return;
-      }
-      if(key.type != YAML_SCALAR_EVENT)
-        fail(ld, "mapping keys must be scalars", key.start_mark);
-      {
-        yaml_mark_t m = key.start_mark;
-        push_scalar(ld, &key);
-        if(lua_isnil(L, -1)) {
-          yaml_event_delete(&key);
-          fail(ld, "null mapping key", m);
-        }
-        lua_pushvalue(L, -1);
-        if(lua_rawget(L, tbl) != LUA_TNIL) {
-          yaml_event_delete(&key);
-          fail(ld, "duplicate key", m);
-        }
-        lua_pop(L, 1);
-        remember_line(ld, tbl, m);
-        yaml_event_delete(&key);
-      }
-      next_event(ld, &val);
-      load_node(ld, &val);
-      lua_rawset(L, tbl);
-    }
-  }
-  default:
-    fail(ld, "unexpected YAML event", ev->start_mark);
-  }
+  lua_createtable(L, 2, 0);
+  lua_pushinteger(L, nodes);
+  lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, height);
+  lua_rawseti(L, -2, 2);
+  lua_setfield(L, ld->cost, anchor);
 }
 
-/* The parser must be freed even when loading raises: a __close guard. */
-struct parser_box {
-  yaml_parser_t parser;
-  int live;     /* parser initialised and not yet deleted */
-  FILE *f;
-};
+/*
+ * Parse one node whose first event is the box's; push its value.  depth:
+ * this node's nesting (1 = the document).  Returns the node's height
+ * (1 = scalar) with aliases expanded; ld->nodes grows by its size.
+ */
+static int load_node(struct loader *ld, int depth)
+{
+  lua_State *L = ld->L;
+  yaml_event_t *ev = &ld->box->ev;
+  yaml_mark_t m = ev->start_mark;
+  long long before = ld->nodes;
+  char *anchor = NULL;
+  int height = 1;
+
+  switch(ev->type) {
+  case YAML_SCALAR_EVENT:
+    count(ld, 1, depth, m);
+    push_scalar(ld, ev);
+    set_anchor(ld, ev->data.scalar.anchor);
+    if(ev->data.scalar.anchor)
+      close_anchor(ld, (const char *)ev->data.scalar.anchor, 1, 1);
+    done_event(ld);
+    return 1;
+  case YAML_ALIAS_EVENT: {
+    const char *name = (const char *)ev->data.alias.anchor;
+    long long nodes;
+    int h;
+    if(lua_getfield(L, ld->anchors, name) == LUA_TNIL)
+      fail(ld, "unknown alias", m);
+    if(lua_getfield(L, ld->cost, name) != LUA_TTABLE)
+      fail(ld, "alias inside the node its anchor names (a cycle)", m);
+    lua_rawgeti(L, -1, 1);
+    lua_rawgeti(L, -2, 2);
+    nodes = lua_tointeger(L, -2);
+    h = (int)lua_tointeger(L, -1);
+    lua_pop(L, 3);
+    count(ld, nodes, depth + h - 1, m);
+    done_event(ld);
+    return h;
+  }
+  case YAML_SEQUENCE_START_EVENT:
+  case YAML_MAPPING_START_EVENT: {
+    int seq = ev->type == YAML_SEQUENCE_START_EVENT, tbl, i = 0;
+    const yaml_char_t *an = seq ? ev->data.sequence_start.anchor
+                                : ev->data.mapping_start.anchor;
+    count(ld, 1, depth, m);
+    luaL_checkstack(L, 8, "YAML nesting");
+    lua_newtable(L);
+    tbl = lua_gettop(L);
+    set_anchor(ld, an);
+    if(an) {  /* kept (as a Lua string) past the event */
+      lua_pushstring(L, (const char *)an);
+      anchor = (char *)lua_tostring(L, -1);
+      lua_insert(L, tbl);  /* below the table: popped with it later */
+      tbl = lua_gettop(L);
+    }
+    done_event(ld);
+    for(;;) {
+      ev = next_event(ld);
+      if(ev->type == (seq ? YAML_SEQUENCE_END_EVENT : YAML_MAPPING_END_EVENT)) {
+        done_event(ld);
+        break;
+      }
+      if(seq) {
+        lua_pushinteger(L, ++i);
+        remember_line(ld, tbl, ev->start_mark);
+      }
+      else {
+        yaml_mark_t km = ev->start_mark;
+        if(ev->type != YAML_SCALAR_EVENT)
+          fail(ld, "mapping keys must be scalars", km);
+        push_scalar(ld, ev);
+        done_event(ld);
+        if(lua_isnil(L, -1))
+          fail(ld, "null mapping key", km);
+        lua_pushvalue(L, -1);
+        if(lua_rawget(L, tbl) != LUA_TNIL)
+          fail(ld, "duplicate key", km);
+        lua_pop(L, 1);
+        remember_line(ld, tbl, km);
+        next_event(ld);
+      }
+      {
+        int h = load_node(ld, depth + 1);
+        if(h + 1 > height)
+          height = h + 1;
+      }
+      lua_rawset(L, tbl);
+    }
+    close_anchor(ld, anchor, ld->nodes - before, height);
+    if(anchor)
+      lua_remove(L, tbl - 1);
+    return height;
+  }
+  default:
+    fail(ld, "unexpected YAML event", m);
+  }
+  return 0;
+}
 
 static int box_close(lua_State *L)
 {
   struct parser_box *b = lua_touserdata(L, 1);
+  if(b->ev_live) {
+    yaml_event_delete(&b->ev);
+    b->ev_live = 0;
+  }
   if(b->live) {
     yaml_parser_delete(&b->parser);
     b->live = 0;
@@ -234,13 +326,12 @@ static int load(lua_State *L, const char *name, FILE *f, const char *text,
 {
   struct loader ld;
   struct parser_box *box;
-  yaml_event_t ev;
 
   memset(&ld, 0, sizeof(ld));
   ld.L = L;
   ld.name = name;
   box = lua_newuserdatauv(L, sizeof(*box), 0);
-  box->live = 0;
+  memset(box, 0, sizeof(*box));
   box->f = f;
   if(luaL_newmetatable(L, "strata.yaml.parser")) {
     lua_pushcfunction(L, box_close);
@@ -253,32 +344,35 @@ static int load(lua_State *L, const char *name, FILE *f, const char *text,
   if(!yaml_parser_initialize(&box->parser))
     return luaL_error(L, "%s: cannot initialise the YAML parser", name);
   box->live = 1;
-  ld.parser = &box->parser;
+  ld.box = box;
   if(f)
-    yaml_parser_set_input_file(ld.parser, f);
+    yaml_parser_set_input_file(&box->parser, f);
   else
-    yaml_parser_set_input_string(ld.parser, (const unsigned char *)text,
+    yaml_parser_set_input_string(&box->parser, (const unsigned char *)text,
                                  len);
   lua_newtable(L);               /* lines */
   ld.lines = lua_gettop(L);
   lua_newtable(L);               /* anchors */
   ld.anchors = lua_gettop(L);
+  lua_newtable(L);               /* what an alias to each costs */
+  ld.cost = lua_gettop(L);
 
   for(;;) {
-    next_event(&ld, &ev);
-    if(ev.type == YAML_STREAM_END_EVENT) {
-      yaml_event_delete(&ev);
+    yaml_event_t *ev = next_event(&ld);
+    if(ev->type == YAML_STREAM_END_EVENT) {
+      done_event(&ld);
       lua_newtable(L);           /* empty file: an empty table */
       break;
     }
-    if(ev.type == YAML_STREAM_START_EVENT ||
-       ev.type == YAML_DOCUMENT_START_EVENT) {
-      yaml_event_delete(&ev);
+    if(ev->type == YAML_STREAM_START_EVENT ||
+       ev->type == YAML_DOCUMENT_START_EVENT) {
+      done_event(&ld);
       continue;
     }
-    load_node(&ld, &ev);
+    load_node(&ld, 1);
     break;
   }
+  done_event(&ld);
   if(!lua_istable(L, -1))
     return luaL_error(L, "%s:1: the document must be a mapping or a list",
                       name);
