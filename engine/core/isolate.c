@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "isolate.h"
@@ -157,6 +158,23 @@ static void kill_and_reap(pid_t pid, struct isolate_result *r)
   r->cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
              (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
   r->maxrss_kib = ru.ru_maxrss;
+}
+
+/*
+ * A scheduler stopping a job (scancel, a pod's termination) signals every
+ * process of it: the child may die of that SIGTERM before the parent's
+ * own handler ran.  When the child died of SIGTERM/SIGINT/SIGHUP, give
+ * the parent's signal up to 200 ms to arrive (nanosleep returns early on
+ * it): then the cell was interrupted, not crashed.
+ */
+static int stopping_signal(int sig)
+{
+  struct timespec ts = { 0, 200000000 };
+  if(sig != SIGTERM && sig != SIGINT && sig != SIGHUP)
+    return 0;
+  if(!strata_stop_flag)
+    (void)nanosleep(&ts, NULL);
+  return strata_stop_flag != 0;
 }
 
 static int pidfd_of(pid_t pid)
@@ -305,6 +323,8 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
     r->status = ISOLATE_LIMIT, r->limit = ISOLATE_LIMIT_MEMORY;
   else if(WIFEXITED(st) && WEXITSTATUS(st) == ISOLATE_EXIT_FILES)
     r->status = ISOLATE_LIMIT, r->limit = ISOLATE_LIMIT_FILES;
+  else if(WIFSIGNALED(st) && stopping_signal(WTERMSIG(st)))
+    r->status = ISOLATE_INTERRUPTED;
   else if(WIFSIGNALED(st) && lim && lim->cpu_s > 0 &&
           (WTERMSIG(st) == SIGXCPU ||
            (WTERMSIG(st) == SIGKILL && r->cpu_s >= lim->cpu_s)))

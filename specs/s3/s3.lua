@@ -48,6 +48,16 @@ local function phase(t, cl, s, opts, prefix, out, server_metric)
   r.hard_errors = r.errors - slow
   r.error_rate = r.errors / math.max(1, r.ops + r.errors)
   if r.first_error then t.note(prefix .. " first error: " .. r.first_error) end
+  -- nothing got through: say what the server did, not only which count
+  -- missed its bound (a 503 storm is throttling; a stall is a server
+  -- that accepts and never answers; curl 18 a body shorter than told)
+  if r.ops == 0 and r.errors > 0 then
+    t.fail(slow == r.errors
+      and ("%s every one of %d requests answered 503 SlowDown: the server "
+           .. "throttled the whole phase"):format(prefix, slow)
+      or ("%s no request succeeded (%d failed): %s"):format(prefix, r.errors,
+           r.first_error or "no error text"))
+  end
   -- the server's own count of the bytes (site.s3.metrics.<op>_bytes)
   local name = server_metric and s.metrics and s.metrics[server_metric]
   if name and r.server then

@@ -26,9 +26,13 @@ function M.client(t, s, what)
   local r = cl:request { method = "HEAD", bucket = s.bucket }
   if r.status == 404 and s.create_bucket then
     cl:create_bucket(s.bucket)
+  elseif r.status == 503 then
+    -- a HEAD has no body: no <Code> to quote, but 503 is S3's SlowDown
+    error(("bucket %s: HEAD answered HTTP 503: the server is throttling "
+           .. "(503 SlowDown), nothing got through"):format(s.bucket), 0)
   elseif r.status ~= 200 then
-    error(("bucket %s: HEAD answered HTTP %d %s"):format(s.bucket, r.status,
-                                                         r.code), 0)
+    error(("bucket %s: HEAD answered HTTP %d%s"):format(s.bucket, r.status,
+      (r.code or "") ~= "" and (" " .. r.code) or ""), 0)
   end
   return cl
 end
