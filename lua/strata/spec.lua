@@ -209,10 +209,14 @@ end
 
 -- Collect *.lua spec files under each path (folders recursively, sorted).
 function M.files(paths)
-  local out = {}
+  local out, seen = {}, {}
   local function walk(p)
     local kind = core.stat(p)
     if kind == "dir" then
+      -- a symlink back up the tree would loop: each folder once
+      local real = core.realpath(p) or p
+      if seen[real] then return end
+      seen[real] = true
       for _, name in ipairs(core.listdir(p)) do
         if name:sub(1, 1) ~= "." then
           local full = p:gsub("/$", "") .. "/" .. name

@@ -201,6 +201,15 @@ class Yaml(Tmp):
         self.expect2(["run", spec, "--thresholds", th, "-o", self.path("o.xlsx")],
                      th + ":3:")
 
+    def test_symlink_loop_in_spec_folder(self):
+        """A spec folder with a symlink back up the tree is walked once."""
+        os.makedirs(self.path("specs/a"))
+        self.write("specs/a/ok.lua", PLAIN)
+        os.symlink("..", self.path("specs/a/up"))
+        p = strata("list", self.path("specs"), timeout=20)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.count(b"OK1"), 1)
+
     def test_depth(self):
         spec = self.write("ok.lua", PLAIN)
         site = self.write("site.yaml", "a: " + "[" * 200 + "]" * 200 + "\n")
