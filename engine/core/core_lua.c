@@ -203,8 +203,12 @@ static void push_limit(lua_State *L, const struct isolate_result *r,
                     : "an allocation was refused");
     break;
   case ISOLATE_LIMIT_CPU:
-    lua_pushfstring(L, "CPU time limit (%f s) reached: the cell used %f s "
-                    "of CPU (limits.cpu_s)", lim->cpu_s, r->cpu_s);
+    snprintf(v, sizeof(v), "%g", lim->cpu_s);
+    lua_pushfstring(L, "CPU time limit (%s s, limits.cpu_s) reached: the "
+                    "cell used ", v);
+    snprintf(v, sizeof(v), "%.1f", r->cpu_s);
+    lua_pushfstring(L, "%s s of CPU", v);
+    lua_concat(L, 2);
     break;
   case ISOLATE_LIMIT_FILES:
     lua_pushfstring(L, "open files limit (%d) reached: the cell holds every "

@@ -154,7 +154,10 @@ local function run_cell(t, cell, env)
     end
   end
   if not ok then
-    if ret.skip then out.skip = ret.skip else
+    if type(ret) ~= "table" then
+      -- no message handler ran (a memory error, or an error in it)
+      out.error = tostring(ret)
+    elseif ret.skip then out.skip = ret.skip else
       out.error, out.traceback = ret.error, ret.traceback
     end
   elseif ret ~= nil and type(ret) ~= "table" then
@@ -181,9 +184,45 @@ end
 
 -- The child's answer -> the raw outcome the journal keeps (verdict.cell
 -- turns it into a status and reason).
-local function outcome_of(st, payload, t)
+-- What a child answered, checked: anything but the table run_cell
+-- encodes (garbage, a plain string, fields of the wrong type) is that
+-- cell's error, never the runner's.
+local function answer(payload)
+  local ok, out = pcall(cjson.decode, payload)
+  if not ok or type(out) ~= "table" then
+    return nil, ("the cell's child answered something that is not a "
+      .. "result (%d bytes: %q)"):format(#payload, payload:sub(1, 60))
+  end
+  out = require("strata.journal").denull(out)
+  for _, k in ipairs { "tables", "notes", "metrics", "counter_errors" } do
+    if out[k] ~= nil and type(out[k]) ~= "table" then
+      return nil, ("the cell's child answered a result whose %s is a %s"):format(
+        k, type(out[k]))
+    end
+  end
+  for _, k in ipairs { "skip", "error", "fail" } do
+    if out[k] ~= nil then out[k] = tostring(out[k]) end
+  end
+  if not (out.skip or out.error or out.metrics) then
+    return nil, "the cell's child answered neither metrics nor an error"
+  end
+  return out
+end
+
+-- site.limits -> core.isolate's limits (bytes, seconds, count); nil keys
+-- keep the defaults (docs/cli.md, "Limits").
+function M.limits(site)
+  local l = type(site) == "table" and site.limits
+  if type(l) ~= "table" then return nil end
+  local MiB = 1024 * 1024
+  return { memory = l.memory_mb and l.memory_mb * MiB, cpu = l.cpu_s,
+           files = l.open_files, output = l.output_mb and l.output_mb * MiB }
+end
+
+local function outcome_of(st, payload, t, limit)
   if st == "ok" then
-    local out = require("strata.journal").denull(cjson.decode(payload))
+    local out, bad = answer(payload)
+    if not out then return { kind = "error", why = bad }, {} end
     local o = { kind = "ok", fail = out.fail,
                 counter_errors = out.counter_errors }
     if out.skip then o = { kind = "skip", why = out.skip }
@@ -198,7 +237,7 @@ local function outcome_of(st, payload, t)
   elseif st == "interrupted" then
     return { kind = "stopped" }, {}
   end
-  return { kind = "error", why = tostring(payload) }, {}
+  return { kind = "error", why = tostring(payload), limit = limit }, {}
 end
 
 -- A plain progress line for logs (no terminal) at most this often.
@@ -233,6 +272,7 @@ function M.run(order, opts)
     return nil, ("%s has no result for %s"):format(id, cjson.encode(cell or {}))
   end
   local env = { site = opts.site, lookup = lookup, lookup_all = lookup_all }
+  local limits = M.limits(opts.site)
   local interrupted = false
   local total = #order
   local run0, last_plain = core.now(), core.now()
@@ -282,11 +322,12 @@ function M.run(order, opts)
             core.now() - run0))
         end
       end
-      local st, payload = core.isolate(function()
+      local st, payload, limit = core.isolate(function()
         return run_cell(t, cell, env)
-      end, { timeout = t.timeout, tick = tick, tick_ms = 500 })
+      end, { timeout = t.timeout, tick = tick, tick_ms = 500,
+             limits = limits })
       if opts.progress then io.stderr:write("\r\27[K") end
-      local o, out = outcome_of(st, payload, t)
+      local o, out = outcome_of(st, payload, t, limit)
       if o.traceback then
         if opts.verbose then
           io.stderr:write(o.why, "\n", o.traceback, "\n")

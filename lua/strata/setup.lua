@@ -30,6 +30,32 @@ local function default_thresholds(paths)
   end
 end
 
+-- site.limits (docs/cli.md, "Limits"): known keys, numbers >= 0.
+local LIMIT_KEYS = { memory_mb = true, cpu_s = true, open_files = true,
+                     output_mb = true }
+local function check_limits(site, lines, file)
+  local l = site.limits
+  if l == nil then return end
+  local function at(t, k)
+    local n = lines and lines[t] and lines[t][k]
+    return n and (file .. ":" .. n) or file
+  end
+  if type(l) ~= "table" then
+    spec.error(at(site, "limits"), "limits must be a mapping of %s",
+               "memory_mb, cpu_s, open_files, output_mb")
+  end
+  for k, v in pairs(l) do
+    if not LIMIT_KEYS[k] then
+      spec.error(at(l, k), "limits.%s: unknown limit (memory_mb, cpu_s, "
+                 .. "open_files, output_mb)", tostring(k))
+    end
+    if math.type(v) == nil or v < 0 or v ~= v or v == math.huge then
+      spec.error(at(l, k), "limits.%s must be a number >= 0 (0: no limit), "
+                 .. "got %s", k, tostring(v))
+    end
+  end
+end
+
 -- opts: paths, site (file), thresholds (file), set (list of K=V)
 -- specs/ in the current folder, else the one shipped with strata.
 function M.default_paths()
@@ -48,8 +74,10 @@ function M.load(opts)
     if core.stat(opts.site) ~= "file" then
       spec.error(opts.site, "site file not found")
     end
-    s.site = spec.protect(yaml.load_file, opts.site)
+    local lines
+    s.site, lines = spec.protect(yaml.load_file, opts.site)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
+    check_limits(s.site, lines, opts.site)
   end
 
   local tfile = opts.thresholds or default_thresholds(paths)
