@@ -140,7 +140,17 @@ class Limits(Tmp):
         for body, needle in (("os.exit(0)", "without an answer"),
                              ("io.stdout:flush() os.exit(3)", "exited with code 3"),
                              ("return setmetatable({}, {__pairs = function() error('boom') end})",
-                              "boom")):
+                              "boom"),
+                             # the child's own encoder hijacked: garbage, a
+                             # plain JSON string, a result of the wrong shape
+                             ("require('cjson').encode = function() return '\\1\\2garbage' end "
+                              "return {}", "not a result"),
+                             ("require('cjson').encode = function() return '\"str\"' end "
+                              "return {}", "not a result"),
+                             ("require('cjson').encode = function() return '{\"metrics\":5}' end "
+                              "return {}", "whose metrics is a number"),
+                             ("require('cjson').encode = function() return '{}' end "
+                              "return {}", "neither metrics nor an error")):
             why = self.run_limited(body)
             self.assertIn(needle, why)
 
