@@ -10,23 +10,41 @@ M.__index = M
 function M.open(path)
   local f, err = io.open(path, "w")
   if not f then error(("cannot write the journal: %s"):format(err), 0) end
-  f:setvbuf("line")
-  return setmetatable({ path = path, f = f, records = {} }, M)
+  -- unbuffered, one write per record: a failed write (ENOSPC) is seen by
+  -- the write that failed, not lost in a buffer's later flush
+  f:setvbuf("no")
+  return setmetatable({ path = path, f = f, records = {}, lines = {} }, M)
+end
+
+-- The journal's disk may fill up (ENOSPC) or go away mid-run: say so once
+-- and go on; every line stays in memory (self.lines) for the outputs.
+function M:fail(err)
+  if self.failed then return end
+  self.failed = tostring(err)
+  io.stderr:write(("strata: journal %s: %s: the journal is incomplete; "
+    .. "results are kept in memory and the workbook and other outputs are "
+    .. "written at the end\n"):format(self.path, self.failed))
 end
 
 function M:write(rec)
-  rec = redact.clean(rec)
+  rec = redact.clean(rec)   -- secrets masked, text made valid UTF-8
   self.records[#self.records + 1] = rec
   local ok, line = pcall(cjson.encode, rec)
   if not ok then
     error(("journal: cannot encode a %s record: %s"):format(rec.type, line), 0)
   end
-  self.f:write(line, "\n")
-  self.f:flush()
+  self.lines[#self.lines + 1] = line
+  if self.failed or not self.f then return end
+  local w, err = self.f:write(line .. "\n")
+  if not w then self:fail(err) end
 end
 
 function M:close()
-  if self.f then self.f:close() self.f = nil end
+  if self.f then
+    local ok, err = self.f:close()
+    self.f = nil
+    if not ok then self:fail(err) end
+  end
 end
 
 -- JSON null (NaN metrics, holes in rows) reads back as nil, and whole
@@ -47,25 +65,43 @@ local function denull(v)
 end
 M.denull = denull
 
--- Read a journal back; a torn last line (a kill mid-write) is dropped.
-function M.read(path)
-  local f, err = io.open(path, "r")
-  if not f then error(err, 0) end
+-- Records from journal lines (an iterator); a torn line (a kill or a
+-- power cut mid-write) is dropped with a warning naming it.
+local function parse(lines, name)
   local recs, n = {}, 0
-  for line in f:lines() do
+  for line in lines do
     n = n + 1
     if line:match("%S") then
       local ok, rec = pcall(cjson.decode, line)
-      if ok and type(rec) == "table" and rec.type then
+      if ok and type(rec) == "table" and type(rec.type) == "string" then
         recs[#recs + 1] = denull(rec)
       else
-        io.stderr:write(("strata: %s:%d: unreadable journal line skipped\n")
-                        :format(path, n))
+        io.stderr:write(("strata: %s:%d: unreadable journal line skipped "
+          .. "(cut by a kill or a power loss?)\n"):format(name, n))
       end
     end
   end
+  return recs
+end
+
+-- Read a journal back.  A journal that cannot be opened is a usage error
+-- (exit code 2), with the file named.
+function M.read(path)
+  local f, err = io.open(path, "r")
+  if not f then
+    require("strata.spec").error(path, "cannot read the journal: %s",
+      (tostring(err):gsub("^" .. path:gsub("%p", "%%%0") .. ": ", "")))
+  end
+  local recs = parse(f:lines(), path)
   f:close()
   return recs
+end
+
+-- What this run wrote, read back as M.read would read the file: the same
+-- records when the file could not be written (ENOSPC).
+function M:read_back()
+  local i = 0
+  return parse(function() i = i + 1 return self.lines[i] end, self.path)
 end
 
 return M

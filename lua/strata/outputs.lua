@@ -3,6 +3,8 @@
 local M = {}
 
 function M.write(model, paths)
+  -- the one place the workbook, JSON and JUnit get their text from
+  model = require("strata.redact").clean(model)
   if paths.xlsx then
     require("strata.report.workbook").write(paths.xlsx, model)
   end

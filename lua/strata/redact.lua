@@ -1,34 +1,38 @@
--- strata.redact: keep secrets out of every output.  Two nets: values of
--- keys that name a secret are masked, and any string that contains a
--- registered secret value (S3 keys, bearer tokens read from the
--- environment) has it replaced by "***".
+-- strata.redact: keep secrets out of every output, and bytes that are not
+-- UTF-8 out of every file.  Applied where each output is written, not
+-- where text is made: the journal (journal.lua), the workbook, JSON and
+-- JUnit (outputs.lua), stderr and stdout (M.guard_stdio), so that nothing
+-- a spec or a server produces (a log line, a note, a metric name, a table
+-- cell, an error message, an HTTP body quoted in a reason) goes around it.
+--
+-- What is masked ("***"):
+--   * every registered secret value: the credential environment variables,
+--     the values the site names through *_env keys, the secret entries of
+--     the credential files and the token files the site names, site values
+--     under keys that name a secret, the password of user:password@ in site
+--     URLs (and each value's percent-encoded form);
+--   * whatever looks like one in any text: user:password@ in a URL, the
+--     token after "Bearer ";
+--   * in tables, the value of any key that names a secret.
 local M = {}
 
-local secrets = {}
+local secrets, nsecrets = {}, 0
 local SECRET_KEY = { "secret", "password", "passwd", "token", "credential",
-                     "private", "session_key", "access_key" }
+                     "private", "session_key", "access_key", "bearer" }
+
+local function pct(s)
+  return (s:gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
+end
 
 -- Register a secret value to be masked wherever it appears.
 function M.add(value)
-  if type(value) == "string" and #value >= 6 then secrets[value] = true end
-end
-
--- Register the values of environment variables that look like secrets,
--- and of those a site file names through *_env keys.
-function M.add_from_env(site)
-  for _, name in ipairs { "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",
-                          "AWS_SESSION_TOKEN", "STRATA_TOKEN" } do
-    M.add(os.getenv(name))
-  end
-  local function walk(t)
-    for k, v in pairs(t) do
-      if type(v) == "table" then walk(v)
-      elseif type(k) == "string" and k:match("_env$") and type(v) == "string" then
-        M.add(os.getenv(v))
-      end
-    end
-  end
-  if type(site) == "table" then walk(site) end
+  if type(value) ~= "string" then return end
+  value = value:gsub("^%s+", ""):gsub("%s+$", "")
+  if #value < 6 or secrets[value] then return end
+  secrets[value] = true
+  nsecrets = nsecrets + 1
+  local enc = pct(value)
+  if enc ~= value then secrets[enc] = true end
 end
 
 local function is_secret_key(k)
@@ -42,6 +46,73 @@ local function is_secret_key(k)
 end
 M.is_secret_key = is_secret_key
 
+-- A credentials file (AWS INI: "key = value") or a token file (the first
+-- line): the values that are secrets.
+local function add_file(key, path)
+  local f = type(path) == "string" and io.open(path, "r")
+  if not f then return end
+  local text = f:read("a") or ""
+  f:close()
+  if key:lower():find("token", 1, true) or key:lower():find("bearer", 1, true) then
+    M.add(text:match("^%s*([^\r\n]+)"))
+    return
+  end
+  for k, v in text:gmatch("([%w_%.%-]+)%s*[=:]%s*([^\r\n]+)") do
+    if is_secret_key(k) then M.add(v) end
+  end
+end
+
+-- Register the secrets of the environment and of a site file (see above).
+-- Shared subtables (YAML aliases) are walked once.
+function M.add_from_env(site)
+  for _, name in ipairs { "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                          "AWS_ACCESS_KEY_ID", "STRATA_TOKEN",
+                          "STRATA_SERVE_TOKEN" } do
+    M.add(os.getenv(name))
+  end
+  local seen = {}
+  local function walk(t)
+    if seen[t] then return end
+    seen[t] = true
+    for k, v in pairs(t) do
+      if type(v) == "table" then walk(v)
+      elseif type(v) == "string" and type(k) == "string" then
+        local l = k:lower()
+        if l:match("_env$") then M.add(os.getenv(v))
+        elseif l:match("_file$") and (l:find("cred", 1, true)
+               or l:find("token", 1, true) or l:find("bearer", 1, true)
+               or l:find("secret", 1, true)) then add_file(l, v)
+        elseif is_secret_key(k) then M.add(v) end
+      end
+      if type(v) == "string" then
+        local userinfo = v:match("^%a[%w+.-]*://([^/@%s]+)@")
+        if userinfo then
+          M.add(userinfo)
+          M.add(userinfo:match(":(.*)$"))
+        end
+      end
+    end
+  end
+  if type(site) == "table" then walk(site) end
+  M.guard_stdio()
+end
+
+-- Bytes that are not UTF-8 become U+FFFD (cjson would copy them as they
+-- are, and a JSON line with them is no JSON a strict reader accepts).
+local function utf8_clean(s)
+  if utf8.len(s) then return s end
+  local out, i = {}, 1
+  while i <= #s do
+    local n, bad = utf8.len(s, i)
+    if n then out[#out + 1] = s:sub(i) break end
+    out[#out + 1] = s:sub(i, bad - 1)
+    out[#out + 1] = "\u{FFFD}"
+    i = bad + 1
+  end
+  return table.concat(out)
+end
+M.utf8 = utf8_clean
+
 local function mask(s)
   for v in pairs(secrets) do
     local i = 1
@@ -52,25 +123,76 @@ local function mask(s)
       i = a + 3
     end
   end
+  -- what looks like a secret whether registered or not
+  s = s:gsub("(%a[%w+.-]*://)[^/@%s]+@", "%1***@")
+  s = s:gsub("([Bb][Ee][Aa][Rr][Ee][Rr]%s+)[%w%-%._~%+/]+=*", "%1***")
   return s
 end
-M.mask = mask
 
--- A copy of v with secrets masked.
-function M.clean(v, depth)
-  depth = depth or 0
-  if type(v) == "string" then return mask(v) end
-  if type(v) ~= "table" or depth > 20 then return v end
-  local out = {}
-  for k, x in pairs(v) do
-    if is_secret_key(k) and type(x) ~= "table" and type(x) ~= "number"
-       and type(x) ~= "boolean" then
-      out[k] = "***"
-    else
-      out[k] = M.clean(x, depth + 1)
+-- Text fit for any output: secrets masked, valid UTF-8.
+function M.mask(s)
+  return utf8_clean(mask(s))
+end
+
+-- A copy of v with secrets masked (keys too: a metric's name is a key)
+-- and text made UTF-8.  Shared subtables are copied once; a cycle stays a
+-- cycle (the encoder then refuses it) instead of recursing for ever.
+function M.clean(v)
+  local memo = {}
+  local function clean(x)
+    if type(x) == "string" then return M.mask(x) end
+    if type(x) ~= "table" then return x end
+    if memo[x] then return memo[x] end
+    local out = {}
+    memo[x] = out
+    for k, y in pairs(x) do
+      local ck = type(k) == "string" and M.mask(k) or k
+      if is_secret_key(k) and type(y) ~= "table" and type(y) ~= "number"
+         and type(y) ~= "boolean" then
+        out[ck] = "***"
+      else
+        out[ck] = clean(y)
+      end
     end
+    return setmetatable(out, getmetatable(x))
   end
-  return setmetatable(out, getmetatable(v))
+  return clean(v)
+end
+
+-- stderr and stdout through M.mask, for this process and the cells it
+-- forks: every io.stderr:write / io.stdout:write / io.write / print.
+local guarded = false
+function M.guard_stdio()
+  if guarded then return end
+  guarded = true
+  local function proxy(real)
+    local p = {}
+    function p.write(self, ...)
+      local n = select("#", ...)
+      local parts = table.pack(...)
+      for i = 1, n do parts[i] = M.mask(tostring(parts[i])) end
+      local ok, err = real:write(table.unpack(parts, 1, n))
+      if not ok then return nil, err end
+      return self
+    end
+    setmetatable(p, { __index = function(_, name)
+      local f = real[name]
+      if type(f) ~= "function" then return f end
+      return function(self, ...)
+        if self == p then return f(real, ...) end
+        return f(self, ...)
+      end
+    end })
+    return p
+  end
+  local out, err = io.stdout, io.stderr
+  io.stdout, io.stderr = proxy(out), proxy(err)
+  io.write = function(...) return io.stdout:write(...) end
+  rawset(_G, "print", function(...)
+    local n, parts = select("#", ...), table.pack(...)
+    for i = 1, n do parts[i] = tostring(parts[i]) end
+    io.stdout:write(table.concat(parts, "\t", 1, n), "\n")
+  end)
 end
 
 return M

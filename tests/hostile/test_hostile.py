@@ -301,7 +301,9 @@ test { id = 'R2', layer = 'host', title = 'quotes bytes',
         self.assertIn(b"cut.jsonl:", q.stderr)
         with open(self.path("cut.json")) as f:
             doc = json.load(f)
-        self.assertEqual([t["id"] for t in doc["tests"]], ["OK1"])
+        st = {t["id"]: t["status"] for t in doc["tests"]}
+        self.assertEqual(st["OK1"], "PASS")
+        self.assertEqual(st["OK2"], "NOT RUN")   # its record was the cut line
 
     def test_report_on_a_missing_journal(self):
         """row 7: `strata report` on a missing journal: exit 1 with a Lua
@@ -317,8 +319,9 @@ test { id = 'R2', layer = 'host', title = 'quotes bytes',
         p = strata("run", spec, "-o", self.path("d.xlsx"), "--journal",
                    "/dev/full", "--json", self.path("d.json"))
         err = p.stderr.decode(errors="replace")
-        self.assertEqual(p.returncode, 1, err)
+        self.assertEqual(p.returncode, 0, err)   # the verdict stands
         self.assertIn("No space left on device", err)
+        self.assertEqual(err.count("No space left"), 1, err)
         self.assertIn("journal", err)
         with open(self.path("d.json")) as f:
             doc = json.load(f)
@@ -372,7 +375,7 @@ end }
                 for s in leaks:
                     self.assertNotIn(s.encode(), z.read(n), n + ": " + s)
         q = strata("report", self.path("s.jsonl"), "-o", self.path("r.xlsx"))
-        self.assertEqual(q.returncode, 1, q.stderr)
+        self.assertEqual(q.returncode, 0, q.stderr)
         for s in leaks:
             self.assertNotIn(s.encode(), q.stdout + q.stderr)
 

@@ -26,6 +26,7 @@ PATH: spec files or folders (default: specs/).
                           they need comes along); repeatable
   --json FILE             also write the results as JSON
   --junit FILE            also write JUnit XML
+  --journal FILE          the journal (default: beside the workbook)
   -v, --verbose           tracebacks of errors on stderr
   -h, --help              this text
 Exit: 0 nothing failed, 1 a test FAILED, ERRORed or was BLOCKED (or the
@@ -79,7 +80,7 @@ function M.main(argv)
     end
     local dir = xlsx:match("^(.*)/[^/]*$")
     if dir and dir ~= "" then core.mkdir_p(dir) end
-    local jpath = outputs.journal_path(xlsx)
+    local jpath = o.journal or outputs.journal_path(xlsx)
     local j = journal.open(jpath)
     local argv0 = { "strata", "run" }
     for _, a in ipairs(argv) do argv0[#argv0 + 1] = a end
@@ -107,7 +108,8 @@ function M.main(argv)
 
     -- the outputs come from the journal as written, through the same
     -- function as `strata report`: a replay shows what this run shows
-    local m = verdict.build(journal.read(jpath))
+    -- (when the journal's disk filled up, from the lines kept in memory)
+    local m = verdict.build(j.failed and j:read_back() or journal.read(jpath))
     outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
     local c, parts = m.counts, {}
     for _, st in ipairs(verdict.STATUSES) do
