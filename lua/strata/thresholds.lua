@@ -160,8 +160,109 @@ function M.resolve(tests, by_id, file_crit, sets)
       end
     end
   end
-  for _, c in ipairs(list) do c.text = M.text(c) end
+  -- what each test is known to report: its units, headline and the
+  -- metrics its criteria name (a bare name in a limit must be one)
+  -- (or a name its spec file spells: a spec reports { name = ... })
+  local declared, sources = {}, {}
+  for _, t in ipairs(tests) do
+    local d = {}
+    for k in pairs(t.units or {}) do d[k] = true end
+    if t.headline then d[t.headline] = true end
+    for metric in pairs(merged[t.id]) do d[metric] = true end
+    local file = tostring(t.where):match("^(.*):%d+$")
+    if file and sources[file] == nil then
+      local f = io.open(file, "r")
+      sources[file] = f and f:read("a") or false
+      if f then f:close() end
+    end
+    setmetatable(d, { __index = function(_, name)
+      local text = file and sources[file]
+      if not text then return true end   -- no source to look at: trust it
+      for part in tostring(name):gmatch("[^.]+") do
+        if not text:find("%f[%w_]" .. part:gsub("%p", "%%%0") .. "%f[^%w_]") then
+          return false
+        end
+      end
+      return true
+    end })
+    declared[t.id] = d
+  end
+  for _, c in ipairs(list) do
+    M.validate(c, declared[c.id])
+    c.text = M.text(c)
+  end
   return list
+end
+
+local function is_number(v)
+  return math.type(v) ~= nil and v == v
+end
+
+-- What `check` (and every run) refuses before anything runs: a limit the
+-- judge could not use.  Raises file:line (exit 2).
+function M.validate(c, declared)
+  local l, v = c.limit, c.value
+  local function bad(fmt, ...)
+    spec.error(c.source, "%s.%s.%s: " .. fmt, c.id, c.metric, c.op, ...)
+  end
+  if l.kind == "ref" then
+    if l.own and declared and not declared[l.own] then
+      bad("%q is neither a number nor a reference: '%s' is no site.<key>, no "
+          .. "<TEST>.<metric>, and no metric of test %s (its units, headline "
+          .. "and criteria do not name it, nor does its spec file)",
+          tostring(v), l.own, c.id)
+    end
+    return
+  end
+  if type(v) == "number" and v ~= v then
+    bad("NaN is no limit (nothing compares equal to it)")
+  end
+  if c.op == "min" or c.op == "max" then
+    if not is_number(v) then
+      bad("%s is neither a number nor a reference (site.<key>, <TEST>.<metric>, "
+          .. "[factor *] <metric>)%s", type(v) == "string" and ("%q"):format(v)
+          or type(v), type(v) == "string" and v:match("^([^.]+)%.") and
+          (" - no loaded spec defines test '" .. v:match("^([^.]+)%.") .. "'") or "")
+    end
+  elseif c.op == "in" then
+    if type(v) ~= "table" or #v == 0 then bad("expected a non-empty list") end
+    for i, x in ipairs(v) do
+      if type(x) == "table" or (type(x) == "number" and x ~= x) then
+        bad("item %d of the list is not a plain value", i)
+      end
+    end
+  else
+    if type(v) == "table" then bad("expected one value, got a list or mapping") end
+    if type(v) == "string" and v:match("^%s*[%d%.]*%s*[x%*]?%s*site%.") then
+      bad("%q is not a reference strata can read (site.<key> or "
+          .. "<factor> * site.<key>)", v)
+    end
+  end
+end
+
+-- With the site file in hand (`check --site`, and every run): a site
+-- reference whose section exists but lacks the key, or whose value is no
+-- number where a number is needed, raises (exit 2).  A reference into a
+-- section the site does not have at all returns a warning instead (the
+-- tests that use that section SKIP on such a site).
+function M.check_site_ref(c, site)
+  local l = c.limit
+  if l.kind ~= "ref" or not l.site then return end
+  local parent, last = l.site:match("^(.*)%.([^.]+)$")
+  local v = M.site_get(site, l.site)
+  if v == nil then
+    if parent and type(M.site_get(site, parent)) == "table" then
+      spec.error(c.source, "%s.%s.%s: site.%s is not in the site file (site.%s "
+                 .. "has no key '%s')", c.id, c.metric, c.op, l.site, parent, last)
+    end
+    return ("%s: %s needs site.%s, absent from the site file"):format(
+      c.source, c.id, l.site)
+  end
+  if (l.factor ~= 1 or c.op == "min" or c.op == "max") and not is_number(v) then
+    spec.error(c.source, "%s.%s.%s: site.%s is %s, not a number", c.id,
+               c.metric, c.op, l.site, type(v) == "string" and ("%q"):format(v)
+               or type(v))
+  end
 end
 
 local fmt_value = common.fmt

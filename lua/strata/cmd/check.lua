@@ -21,9 +21,9 @@ function M.main(argv)
                            thresholds = o.thresholds, set = o.set }
     local warnings = 0
     for _, c in ipairs(s.criteria) do
-      if c.limit.site and o.site and thresholds.site_get(s.site, c.limit.site) == nil then
-        io.stderr:write(("strata: warning: %s: %s needs site.%s, absent from %s\n")
-          :format(c.source, c.id, c.limit.site, o.site))
+      local warn = o.site and thresholds.check_site_ref(c, s.site)
+      if warn then
+        io.stderr:write("strata: warning: ", warn, " ", o.site, "\n")
         warnings = warnings + 1
       end
     end
