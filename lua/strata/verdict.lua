@@ -133,7 +133,7 @@ local function headline(metric, units, cells, crits)
     end
   end
   if best == nil then return nil end
-  local unit = units and units[metric]
+  local unit = require("strata.units").of(units, metric)
   local text = metric .. " = " .. fmt(best) .. (unit and (" " .. unit) or "")
   if n > 1 then
     text = text .. (" (%s of %d cells)"):format(op == "min" and "lowest"

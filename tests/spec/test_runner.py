@@ -371,6 +371,62 @@ class KillSafe(Tmp):
         self.assertTrue(recs[-1]["interrupted"])
 
 
+class Charts(Tmp):
+    """Every chart of the shipped GPU specs draws: the workbook rebuilt from
+    the journal of a real run (bench/gpu/results, an H200 x2 VM,
+    2026-11-29) has each t.table chart, its series pointing at the table's
+    own columns, bandwidth axes from zero."""
+
+    JOURNAL = os.path.join(HERE, "../../bench/gpu/results/"
+                           "run-h200x2-2026-11-29.jsonl")
+
+    def test_gpu_charts_draw(self):
+        import openpyxl
+        out = self.path("g.xlsx")
+        q = strata("report", self.JOURNAL, "-o", out)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        wb = openpyxl.load_workbook(out)
+        for ws in wb.worksheets:
+            for row in ws.iter_rows(values_only=True):
+                for v in row:
+                    self.assertFalse(isinstance(v, str) and
+                                     v.startswith("Chart not drawn"), ws.title)
+        seen = 0
+        for name in ("G4", "G5"):
+            ws = wb[[n for n in wb.sheetnames if n.startswith(name + " ")][0]]
+            self.assertEqual(len(ws._charts), 3, name)  # pivot + 2 tables
+            for ch in ws._charts:
+                self.assertEqual(ch.y_axis.scaling.min, 0, name)
+                for s in ch.series:
+                    ref = (s.val or s.yVal).numRef.f
+                    col, r0 = ref.split("!")[1].split(":")[0].split("$")[1:3]
+                    head = ws["%s%d" % (col, int(r0) - 1)].value
+                    if type(ch).__name__ == "ScatterChart":
+                        xref = s.xVal.numRef.f.split("!")[1].split(":")[0]
+                        xc, xr = xref.split("$")[1:3]
+                        self.assertEqual(ws["%s%d" % (xc, int(xr) - 1)].value,
+                                         "bytes", name)
+                        self.assertEqual(head, "GB/s (median)", name)
+                        seen += 1
+                    else:
+                        self.assertEqual(head, "gbps (GB/s)", name)
+        self.assertEqual(seen, 4)
+
+    def test_bad_chart_is_the_specs_error(self):
+        f = self.path("c.lua")
+        with open(f, "w") as fh:
+            fh.write('test { id = "C1", layer = "host", title = "bad chart",\n'
+                     '  run = function(t)\n'
+                     '    t.table("t", { "a", "b" }, { { 1, 2 } }, { x = 1, y = { 3 } })\n'
+                     '    return {}\n  end }\n')
+        p = strata("run", f, "-o", self.path("c.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        r = results(journal(self.path("c.jsonl")))["C1"][0]
+        self.assertEqual(r["status"], "ERROR")
+        self.assertIn(f + ":3:", r["reason"])
+        self.assertIn("y = 3 is not a column number 1..2", r["reason"])
+
+
 class Incomplete(Tmp):
     """Rungs that were not measured make the run INCOMPLETE, not PASS; a
     cell that skips inside a passing test shows on the Summary."""

@@ -269,6 +269,7 @@ local function write_run(ctx, model)
     S:put(r, 1, f.path, F.wrap)
     S:put(r, 2, f.sha256, F.text)
   end
+  S.ws:freeze_panes(1, 0)
   S:fit_columns({ [0] = 16, [1] = 70, [2] = 68 })
 end
 
@@ -443,6 +444,7 @@ local function write_inventory(ctx, model)
   else
     render("Host", inv)
   end
+  S.ws:freeze_panes(1, 0)
   S:fit_columns({}, 60)
 end
 
@@ -476,7 +478,8 @@ function M.write(path, model)
     comments = "written by strata " .. tostring(run.version or ""),
   }
   -- Names first: the Summary links to the test sheets.
-  for _, n in ipairs { "Summary", "Metrics", "Counters", "Thresholds",
+  for _, n in ipairs { "Summary", "Metrics", "Counters", "Counter charts",
+                      "Counter series", "Thresholds",
                       "Inventory", "Run" } do
     ctx.names[n:lower()] = true
   end
