@@ -345,6 +345,36 @@ function M.counts(tests)
   return c
 end
 
+-- The folders criteria sources are shown relative to: the plan's, and the
+-- folder holding every spec file the run loaded (journals without a plan).
+local function spec_roots(files, given)
+  local roots = {}
+  for _, r in ipairs(given or {}) do roots[#roots + 1] = r end
+  local common
+  for _, f in ipairs(files or {}) do
+    if f.role == "spec" and f.path then
+      local dir = tostring(f.path):match("^(.*)/[^/]*$") or "."
+      if not common then
+        common = dir
+      else
+        while common ~= "" and dir ~= common
+              and dir:sub(1, #common + 1) ~= common .. "/" do
+          common = common:match("^(.*)/[^/]*$") or ""
+        end
+      end
+    end
+  end
+  if common and common ~= "" and common ~= "." then
+    roots[#roots + 1] = common
+  end
+  -- and the thresholds file's folder (specs/ when the run loaded specs/gpu)
+  for _, f in ipairs(files or {}) do
+    local dir = f.role == "thresholds" and tostring(f.path):match("^(.*)/[^/]*$")
+    if dir then roots[#roots + 1] = dir end
+  end
+  return roots
+end
+
 -- The run model (docs/internals.md) from journal records.
 function M.build(records)
   local m = { run = {}, inventory = {}, criteria = {}, results = {},
@@ -395,7 +425,7 @@ function M.build(records)
   m.counts = M.counts(m.tests)
   m.verdict, m.message, m.lowest_failed, m.missing =
     M.headline(m.tests, plan and plan.expect, m.run.interrupted)
-  m.spec_root = plan and plan.spec_root or nil
+  m.spec_roots = spec_roots(m.run.files, plan and plan.spec_root)
   return m
 end
 

@@ -275,8 +275,8 @@ for name in ("book.xlsx", "evil.xlsx", "empty.xlsx", "odd.xlsx"):
 odd = openpyxl.load_workbook(OUT + "/odd.xlsx")
 x1 = [n for n in odd.sheetnames if n.startswith("X1")]
 check(x1 and len(odd[x1[0]]._charts) == 1 and
-      type(odd[x1[0]]._charts[0]).__name__ == "LineChart",
-      "string parameter -> line chart over categories")
+      type(odd[x1[0]]._charts[0]).__name__ == "BarChart",
+      "string parameter -> column chart over categories")
 check(find(odd[x1[0]], "Chart not drawn: its x/y column numbers do not match "
            "the table's columns.") is not None, "bad chart spec noted")
 check(odd["Summary"]["D4"].value == "The run was interrupted: results are "

@@ -410,6 +410,7 @@ class Charts(Tmp):
                         seen += 1
                     else:
                         self.assertEqual(head, "gbps (GB/s)", name)
+                        self.assertEqual(type(ch).__name__, "BarChart")
         self.assertEqual(seen, 4)
 
     def test_bad_chart_is_the_specs_error(self):

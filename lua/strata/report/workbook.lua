@@ -146,7 +146,7 @@ M.criteria_text = criteria_text
 -- Formats: text, wrap, status, number (fitted to the value), "0", "0.0",
 -- link (to the test's sheet).
 local SUMMARY_COLS = {
-  { header = "ID", width = 9, format = "text", get = function(t) return t.id end },
+  { header = "ID", width = 12, format = "text", get = function(t) return t.id end },
   { header = "Layer", width = 10, format = "text",
     get = function(t) return t.layer end },
   { header = "Status", width = 12, format = "status",

@@ -165,10 +165,9 @@ function Sheet:fit_columns(fixed, maxw)
     total = total + width
     self.ws:set_column(c, c, width)
   end
-  -- printed one page wide unless that would shrink it past reading
-  if total <= 260 then
-    self.ws:setup { fit_width = 1, fit_height = 0 }
-  end
+  -- printed one page wide; a very wide sheet two pages wide (one would
+  -- shrink it past reading)
+  self.ws:setup { fit_width = total <= 360 and 1 or 2, fit_height = 0 }
   local rows = {}
   for _, w in ipairs(self.wrapped) do
     local n = lines_for(w[3], final[w[2]] or 8.43)
@@ -346,11 +345,15 @@ end
 -- header row r0, data rows r0+1 .. r1.  Scatter when x is numeric (log
 -- axis when it spans decades), else a line chart over categories.
 local function chart_block(S, o)
+  -- categories (h2d, d2h) as columns; numbers as lines, or as points
+  -- alone when x goes back (rows of several GPUs' sweeps one after another)
   local ch
-  if o.numeric_x then
-    ch = S.ctx.wb:chart("scatter_straight_with_markers")
+  if not o.numeric_x then
+    ch = S.ctx.wb:chart("column")
+  elseif o.monotonic == false then
+    ch = S.ctx.wb:chart("scatter")
   else
-    ch = S.ctx.wb:chart("line")
+    ch = S.ctx.wb:chart("scatter_straight_with_markers")
   end
   for _, y in ipairs(o.ys) do
     ch:series { categories = { S.ws, o.r0 + 1, o.x, o.r1, o.x },
@@ -563,16 +566,18 @@ local function write_emitted(S, r, tb, label)
           .. "match the table's columns.", F.note, true)
     return last + 1
   end
-  local numeric, xmin, xmax = true, nil, nil
+  local numeric, xmin, xmax, monotonic, prev = true, nil, nil, true, nil
   for _, row in ipairs(rows) do
     local v = row[x]
     if type(v) ~= "number" then numeric = false else
       xmin = math.min(xmin or v, v)
       xmax = math.max(xmax or v, v)
+      if prev and v < prev then monotonic = false end
+      prev = v
     end
   end
   chart_block(S, { r0 = r, r1 = last, x = x - 1, ys = ys, numeric_x = numeric,
-    xmin = xmin, xmax = xmax, names_from_header = true,
+    monotonic = monotonic, xmin = xmin, xmax = xmax, names_from_header = true,
     title = ch.title or tb.name, x_title = ch.x_title or fmt(cols[x]),
     y_title = ch.y_title, y_min = type(ch.y_min) == "number" and ch.y_min or nil,
     zero_y = ch.y_min ~= false,
@@ -809,7 +814,7 @@ local function write_series(D, r, t, rs, C, cr)
   local ys = {}
   for _, k in ipairs(charted) do ys[#ys + 1] = idx[k] end
   chart_block(D, { r0 = hr, r1 = last, x = 1, ys = ys, numeric_x = true,
-    names_from_header = true, markers = false, x_scale = 1.8, zero_y = false,
+    names_from_header = true, markers = false, x_scale = 1.4, zero_y = false,
     title = ("%s counters (per second)"):format(t.id),
     x_title = ("time (s), cells back to back; the %d of %d series that "
                .. "moved most"):format(#charted, #names),
