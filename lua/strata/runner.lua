@@ -10,6 +10,7 @@ local cjson = require "cjson"
 local spec = require "strata.spec"
 local thresholds = require "strata.thresholds"
 local verdict = require "strata.verdict"
+local compare = require "strata.compare"
 
 local M = {}
 
@@ -332,7 +333,9 @@ function M.run(order, opts)
       if o.kind == "ok" then
         rec.checks = thresholds.judge(crit_by_id[t.id] or {}, {
           site = opts.site, metrics = rec.metrics or {}, cell = cell,
-          lookup = lookup })
+          lookup = lookup, baseline = opts.baseline and function()
+            return compare.lookup(opts.baseline, t.id, t.params, cell)
+          end })
       end
       if o.kind == "stopped" then interrupted = true end
       record(rec)

@@ -47,6 +47,11 @@ function M.label(units, metric)
   return u and (metric .. " (" .. u .. ")") or metric
 end
 
+-- The kind of quantity a unit is (bandwidth, rate, size, time, ratio), or nil.
+function M.kind(u)
+  return u and M.KNOWN[M.ALIAS[u] or u] or nil
+end
+
 -- Whether an axis of this unit starts at zero (bandwidths and rates do:
 -- a 55.317 vs 55.323 GB/s chart on a 55.317..55.323 axis misleads).
 function M.zero_based(u)

@@ -389,6 +389,9 @@ function M.build(records)
       m.criteria = r.criteria or {}
     elseif r.type == "plan" then
       plan = r
+    elseif r.type == "baseline" then
+      m.baseline = { path = r.path, host = r.host, started = r.started,
+                     verdict = r.verdict, results = r.results or {} }
     elseif r.type == "result" then
       r.status, r.reason = M.cell(r)
       m.results[#m.results + 1] = r
@@ -418,9 +421,21 @@ function M.build(records)
         units = r.units or {}, source = r.source }
     end
   end
+  local base_by
+  if m.baseline then
+    m.baseline.index = require("strata.compare").index(m.baseline.results)
+    base_by = M.by_test(m.baseline.results)
+  end
   for _, info in ipairs(order) do
-    m.tests[#m.tests + 1] = M.test(info, by_res[info.id] or {},
-                                   crit_by[info.id] or {}, ended)
+    local t = M.test(info, by_res[info.id] or {}, crit_by[info.id] or {}, ended)
+    if base_by and t.headline_metric then
+      -- the baseline's figure by the same rule (worst cell)
+      local _, bv = headline(t.headline_metric, info.units,
+                             base_by[info.id] or {}, crit_by[info.id] or {})
+      t.baseline_value = bv
+      t.vs_baseline = require("strata.compare").pct(bv, t.headline_value)
+    end
+    m.tests[#m.tests + 1] = t
   end
   m.counts = M.counts(m.tests)
   m.verdict, m.message, m.lowest_failed, m.missing =

@@ -428,6 +428,111 @@ class Charts(Tmp):
         self.assertIn("y = 3 is not a column number 1..2", r["reason"])
 
 
+class Compare(Tmp):
+    """strata diff on two real runs of specs/host, and run --baseline."""
+
+    SPECS = os.path.join(HERE, "../../specs/host")
+
+    def run_host(self, name, *extra):
+        p = strata("run", self.SPECS, "-o", self.path(name + ".xlsx"), *extra)
+        self.assertIn(p.returncode, (0, 1), p.stderr)  # H1 judges the load
+        return results(journal(self.path(name + ".jsonl")))
+
+    def test_diff_two_runs(self):
+        import openpyxl
+        a, b = self.run_host("a"), self.run_host("b")
+        p = strata("diff", self.path("a.jsonl"), self.path("b.jsonl"), "-o",
+                   self.path("d.xlsx"), "--tolerance", "1000")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)  # all within
+        for tid in ("H1", "H2", "H3"):
+            self.assertIn(tid, p.stdout)
+        ws = openpyxl.load_workbook(self.path("d.xlsx"))["Diff"]
+        rows = {r[0]: r for r in ws.iter_rows(min_row=6, values_only=True)}
+        va = a["H3"][0]["metrics"]["loopback_gbps"]
+        vb = b["H3"][0]["metrics"]["loopback_gbps"]
+        self.assertEqual(rows["H3"][3:6], ("loopback_gbps", va, vb))
+        self.assertAlmostEqual(rows["H3"][6], (vb - va) / va * 100)
+
+    def test_diff_flags_changes(self):
+        import openpyxl
+        self.run_host("a")
+        # B: run A's journal with three changes a real regression shows:
+        # H3 at half the bandwidth, H2 failing, another MTU on the NIC
+        recs = journal(self.path("a.jsonl"))
+        for r in recs:
+            if r["type"] == "result" and r["id"] == "H3":
+                r["metrics"]["loopback_gbps"] /= 2
+            if r["type"] == "result" and r["id"] == "H2":
+                r["outcome"] = {"kind": "ok", "fail": "constructed"}
+            if r["type"] == "inventory":
+                nic = r["data"]["nics"][0]
+                nic["mtu"] = nic.get("mtu", 1500) + 1000
+                name = nic["name"]
+        with open(self.path("b.jsonl"), "w") as f:
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+        p = strata("diff", self.path("a.jsonl"), self.path("b.jsonl"), "-o",
+                   self.path("d.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("H2       host     PASS -> FAIL  VERDICT WORSE", p.stdout)
+        self.assertRegex(p.stdout, r"loopback_gbps .* -50\.0%  worse")
+        self.assertIn("nics[%s].mtu" % name, p.stdout)
+        wb = openpyxl.load_workbook(self.path("d.xlsx"))
+        ws = wb["Diff"]
+        rows = {r[0].value: r for r in ws.iter_rows(min_row=6)}
+        self.assertEqual(rows["H3"][9].value, "worse")
+        self.assertEqual(rows["H3"][6].fill.fgColor.rgb[-6:], "FFC7CE")
+        self.assertIn("test PASS -> FAIL", rows["H2"][9].value)
+        inv = {r[0]: r for r in wb["Inventory diff"].iter_rows(min_row=4,
+                                                              values_only=True)}
+        self.assertIn("nics[%s].mtu" % name, inv)
+
+    def test_baseline(self):
+        import openpyxl
+        a = self.run_host("a")
+        va = a["H3"][0]["metrics"]["loopback_gbps"]
+        c = self.run_host("c", "--baseline", self.path("a.jsonl"), "--set",
+                          "H3.loopback_gbps.min=0.01 * baseline.loopback_gbps")
+        ck = [k for k in c["H3"][0]["checks"] if k["metric"] == "loopback_gbps"][0]
+        self.assertAlmostEqual(ck["limit"], 0.01 * va)
+        self.assertTrue(ck["ok"], ck)
+        wb = openpyxl.load_workbook(self.path("c.xlsx"))
+        s = wb["Summary"]
+        hr = [r[0].row for r in s.iter_rows() if r[0].value == "ID"][0]
+        hdr = [x.value for x in s[hr]]
+        self.assertIn("vs baseline %", hdr)
+        rows = {r[0]: r for r in s.iter_rows(min_row=hr + 1, values_only=True)}
+        vc = c["H3"][0]["metrics"]["loopback_gbps"]
+        self.assertAlmostEqual(rows["H3"][hdr.index("vs baseline %")],
+                               (vc - va) / va * 100)
+        h3 = wb[[n for n in wb.sheetnames if n.startswith("H3")][0]]
+        got = {}
+        for row in h3.iter_rows(values_only=True):
+            if row[0] == "loopback_gbps":
+                got = row
+        self.assertEqual(got[4], va)   # Baseline column
+        # the report of c's journal needs nothing but the journal
+        q = strata("report", self.path("c.jsonl"), "-o", self.path("c2.xlsx"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        s2 = openpyxl.load_workbook(self.path("c2.xlsx"))["Summary"]
+        self.assertEqual([x.value for x in s2[hr]], hdr)
+
+    def test_baseline_missing(self):
+        c = self.run_host("c", "--set", "H3.loopback_gbps.min=baseline.loopback_gbps")
+        self.assertEqual(c["H3"][0]["status"], "ERROR")
+        self.assertIn("needs a baseline: strata run --baseline",
+                      c["H3"][0]["reason"])
+        self.run_host("a")
+        c = self.run_host("c", "--baseline", self.path("a.jsonl"), "--set",
+                          "H3.nothing.min=baseline.nothing")
+        self.assertIn("the baseline did not report nothing",
+                      c["H3"][0]["reason"])
+        p = strata("run", self.SPECS, "-o", self.path("x.xlsx"), "--baseline",
+                   self.path("absent.jsonl"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--baseline " + self.path("absent.jsonl"), p.stderr)
+
+
 class Incomplete(Tmp):
     """Rungs that were not measured make the run INCOMPLETE, not PASS; a
     cell that skips inside a passing test shows on the Summary."""

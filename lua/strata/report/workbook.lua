@@ -97,6 +97,19 @@ local function make_formats(wb)
   return F
 end
 
+M.formats = make_formats
+
+-- A workbook at path with the formats and the sheet-name registry the
+-- sheet helpers (report/xlsheets.lua) take: wb, ctx.  The caller closes it.
+function M.open(path, reserved)
+  local wb = xl.workbook(path)
+  local ctx = { wb = wb, names = {} }
+  ctx.F = make_formats(wb)
+  ctx.wrapping = ctx.F.wrapping
+  for _, n in ipairs(reserved or {}) do ctx.names[n:lower()] = true end
+  return wb, ctx
+end
+
 -- "2026-11-29T19:00:00Z" -> seconds (for differences only), or nil.
 local function iso_seconds(s)
   local y, mo, d, h, mi, sec = tostring(s or ""):match(
@@ -161,6 +174,9 @@ local SUMMARY_COLS = {
     get = function(t, model) return criteria_text(t, model) end },
   { header = "Reason", width = 46, format = "wrap",
     get = function(t) return t.reason end },
+  { header = "vs baseline %", width = 10, format = "0.0",
+    when = function(model) return model.baseline ~= nil end,
+    get = function(t) return t.vs_baseline end },
   { header = "Cells", width = 7, format = "0",
     get = function(t) return t.cells end },
   { header = "Time (s)", width = 9, format = "0.0",
@@ -174,7 +190,6 @@ local function write_summary(ctx, model, detail_sheets)
   local F, run = ctx.F, model.run or {}
   local S = sheets.new(ctx, "Summary")
   local ws = S.ws
-  local last = #SUMMARY_COLS - 1
 
   S:put(0, 0, "strata validation report", F.title)
   ws:set_row(0, 28)
@@ -216,13 +231,17 @@ local function write_summary(ctx, model, detail_sheets)
 
   -- One row per test.
   local hr = r + 2
-  r = sheets.column_table(S, hr, SUMMARY_COLS, model.tests or {}, model,
+  local cols = {}
+  for _, col in ipairs(SUMMARY_COLS) do
+    if not col.when or col.when(model) then cols[#cols + 1] = col end
+  end
+  r = sheets.column_table(S, hr, cols, model.tests or {}, model,
                           detail_sheets)
   ws:set_row(hr, 20)
   ws:freeze_panes(hr + 1, 0)
-  ws:autofilter(hr, 0, math.max(r, hr), last)
+  ws:autofilter(hr, 0, math.max(r, hr), #cols - 1)
   local fixed = {}
-  for c, col in ipairs(SUMMARY_COLS) do fixed[c - 1] = col.width end
+  for c, col in ipairs(cols) do fixed[c - 1] = col.width end
   S:fit_columns(fixed, 34)
   ws:setup { landscape = true, fit_width = 1, fit_height = 0,
              repeat_rows = { hr, hr }, hide_gridlines = true,

@@ -281,7 +281,7 @@ function M.plan_tests(ctx, model)
     if #rs > 1 or extra then
       local name = M.unique(ctx, M.sheet_title(t.id, t.title))
       plan[#plan + 1] = { test = t, results = rs, name = name,
-                          roots = model.spec_roots }
+                          roots = model.spec_roots, baseline = model.baseline }
       names[t.id] = name
     end
   end
@@ -389,12 +389,25 @@ M.chart_block = chart_block
 
 local write_single
 
-local function write_cells(S, r, t, rs, metrics)
+-- The baseline's metrics for a result (run --baseline), or nil.
+local function baseline_of(base, res)
+  if not base then return nil end
+  return (require("strata.compare").lookup(base.index, res.id, res.params,
+                                           res.cell))
+end
+
+local function write_cells(S, r, t, rs, metrics, base)
   local F = S.ctx.F
   local params = t.params or (rs[1] and rs[1].params) or {}
   local cols = {}
   for _, p in ipairs(params) do cols[#cols + 1] = p end
   for _, m in ipairs(metrics) do cols[#cols + 1] = with_unit(rs, m) end
+  -- run --baseline: the headline in the baseline and the change
+  local hm = base and metrics[1]
+  if hm then
+    cols[#cols + 1] = "baseline " .. hm
+    cols[#cols + 1] = "vs baseline %"
+  end
   local ncore = #cols
   cols[#cols + 1] = "Status"
   cols[#cols + 1] = "Time (s)"
@@ -407,6 +420,12 @@ local function write_cells(S, r, t, rs, metrics)
       local v = (res.metrics or {})[m]
       if type(v) == "number" and not finite(v) then v = nil end
       row[#params + j] = v
+    end
+    if hm then
+      local bm = baseline_of(base, res)
+      local bv = bm and bm[hm]
+      row[ncore - 1] = bv
+      row[ncore] = require("strata.compare").pct(bv, (res.metrics or {})[hm])
     end
     row[ncore + 1] = res.status
     row[ncore + 2] = finite(res.duration_s) and res.duration_s or nil
@@ -433,9 +452,14 @@ local function write_cells(S, r, t, rs, metrics)
 end
 
 -- A single cell: one row per metric (Metric, Value, Unit, Check).
-function write_single(S, r, res, metrics)
+function write_single(S, r, res, metrics, base)
   local F = S.ctx.F
   local cols = { "Metric", "Value", "Unit", "Check" }
+  local bm = base and baseline_of(base, res)
+  if base then
+    cols[5] = "Baseline"
+    cols[6] = "vs baseline %"
+  end
   local checks = {}
   for _, c in ipairs(res.checks or {}) do
     if c.metric then
@@ -450,6 +474,11 @@ function write_single(S, r, res, metrics)
     local v = (res.metrics or {})[m]
     if type(v) == "number" and not finite(v) then v = nil end
     rows[i] = { m, v, units.of(res.units, m), checks[m] }
+    if base then
+      local bv = bm and bm[m]
+      rows[i][5] = bv
+      rows[i][6] = require("strata.compare").pct(bv, v)
+    end
   end
   local last = grid(S, r, 0, cols, rows, function(i, j, v)
     if j == 4 then return F.wrap end
@@ -624,11 +653,11 @@ function M.write_test(ctx, p)
   local last, params
   if #rs == 1 then
     S:put(r, 0, "Measured", F.h2, true)
-    last = write_single(S, r + 1, rs[1], metrics)
+    last = write_single(S, r + 1, rs[1], metrics, p.baseline)
     params = rs[1].params or t.params or {}
   else
     S:put(r, 0, "Cells", F.h2, true)
-    last, params = write_cells(S, r + 1, t, rs, metrics)
+    last, params = write_cells(S, r + 1, t, rs, metrics, p.baseline)
   end
   -- the table's header stays in view (and on every printed page) when the
   -- lines above it are few; else the sheet's title row does
