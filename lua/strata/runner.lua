@@ -231,8 +231,9 @@ local function outcome_of(st, payload, t)
   return { kind = "error", why = tostring(payload) }, {}
 end
 
--- A plain progress line for logs (no terminal) at most this often.
-local PLAIN_EVERY = 30
+-- A plain progress line for logs (no terminal) this often, in seconds
+-- (STRATA_PROGRESS_EVERY changes it: tests, impatient logs).
+local PLAIN_EVERY = tonumber(os.getenv("STRATA_PROGRESS_EVERY") or "") or 30
 
 -- Run the plan.  opts: site, criteria (resolved list), journal (with
 -- :write(rec)), progress (bool: stderr is a terminal).  Returns the

@@ -533,6 +533,24 @@ class Compare(Tmp):
         self.assertIn("--baseline " + self.path("absent.jsonl"), p.stderr)
 
 
+class Progress(Tmp):
+    def test_plain_line_without_terminal(self):
+        f = self.path("p.lua")
+        with open(f, "w") as fh:
+            fh.write('local core = require "strata.core"\n'
+                     'test { id = "P1", layer = "host", title = "slow",\n'
+                     '  matrix = { n = { 1, 2 } },\n'
+                     '  run = function() core.sleep(1.2) return {} end }\n')
+        # stderr is a pipe here, as in CI logs and nohup runs
+        p = strata("run", f, "-o", self.path("p.xlsx"),
+                   env={"STRATA_PROGRESS_EVERY": "0.4"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("\r", p.stderr)
+        self.assertRegex(p.stderr, r"strata: test 1/1 P1, cell 1/2 n=1, "
+                         r"\d+ s in this cell, \d+ s in all\n")
+        self.assertIn("cell 2/2 n=2", p.stderr)
+
+
 class Incomplete(Tmp):
     """Rungs that were not measured make the run INCOMPLETE, not PASS; a
     cell that skips inside a passing test shows on the Summary."""
