@@ -6,7 +6,8 @@
 local M = {}
 
 -- unit -> kind.  Bytes are B/KiB/MiB/GiB (binary) or kB/MB/GB (decimal);
--- rates per second.  "x" is a ratio, "%" a percentage.
+-- rates per second ("tok/s" as vLLM's benchmark prints it).  "x" is a
+-- ratio, "%" a percentage.
 M.KNOWN = {
   ["Gbit/s"] = "bandwidth", ["Mbit/s"] = "bandwidth",
   ["GB/s"] = "bandwidth", ["MB/s"] = "bandwidth", ["kB/s"] = "bandwidth",
@@ -15,14 +16,14 @@ M.KNOWN = {
   ["kB"] = "size", ["MB"] = "size", ["GB"] = "size",
   ["ns"] = "time", ["us"] = "time", ["ms"] = "time", ["s"] = "time",
   ["%"] = "ratio", ["x"] = "ratio",
-  ["ops/s"] = "rate", ["req/s"] = "rate", ["tokens/s"] = "rate",
+  ["ops/s"] = "rate", ["req/s"] = "rate", ["tok/s"] = "rate",
   ["Mpps"] = "rate", ["msg/s"] = "rate",
 }
 
 -- Other spellings people type, read as the one above.
 M.ALIAS = { ["Gb/s"] = "Gbit/s", ["Gbps"] = "Gbit/s", ["Mb/s"] = "Mbit/s",
             ["GBps"] = "GB/s", ["µs"] = "us", ["usec"] = "us",
-            ["sec"] = "s", ["pct"] = "%" }
+            ["sec"] = "s", ["pct"] = "%", ["tokens/s"] = "tok/s" }
 
 -- The canonical spelling of u, or nil, why.
 function M.canon(u)

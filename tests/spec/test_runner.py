@@ -122,6 +122,9 @@ class Verdicts(Tmp):
                    os.path.join(FIX, "site.yaml"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("ok: 9 tests", p.stdout)
+        # the shipped runbook loads (units, criteria lines, charts' specs)
+        p = strata("check", os.path.join(HERE, "../../specs"))
+        self.assertEqual(p.returncode, 0, p.stderr)
         p = strata("check", os.path.join(FIX, "ladder.lua"), "--site",
                    os.path.join(FIX, "thresholds.yaml"))
         self.assertIn("needs site.rdma.line_rate_gbps", p.stderr)

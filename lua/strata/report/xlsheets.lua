@@ -512,7 +512,11 @@ local function write_pivot(S, r, rs, params, headline)
     for _, res in ipairs(rs) do l[#l + 1] = (res.cell or {})[p2] end
     ys = sorted_unique(l)
   end
-  local value, failed = {}, {}
+  local value, failed, any = {}, {}, false
+  for _, res in ipairs(rs) do
+    if finite((res.metrics or {})[headline]) then any = true end
+  end
+  if not any then return r - 1 end   -- nothing measured: no empty grid
   for _, res in ipairs(rs) do
     local c = res.cell or {}
     local key = tostring(c[p1]) .. "\0" .. (p2 and tostring(c[p2]) or "")
