@@ -327,6 +327,15 @@ class KillSafe(Tmp):
         rows = {r[0]: r for r in s.iter_rows(values_only=True)}
         self.assertEqual(rows["M1"][2], "INCOMPLETE")
         self.assertEqual(rows["M2"][2], "NOT RUN")
+        # JUnit: the cells never recorded and the test never run are skipped
+        q = strata("report", self.path("k.jsonl"), "--junit", self.path("k.xml"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        import xml.etree.ElementTree as ET
+        cases = {c.get("name"): c for c in ET.parse(self.path("k.xml")).iter("testcase")}
+        self.assertTrue(cases["M1[not recorded]"].find("skipped").get(
+            "message").startswith("INCOMPLETE: %d of 6 cells recorded" % n))
+        self.assertTrue(cases["M2"].find("skipped").get("message").startswith(
+            "NOT RUN: "))
 
     def test_sigint_is_stopped(self):
         p = self.start("matrix_slow.lua")
