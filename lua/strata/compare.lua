@@ -110,7 +110,8 @@ function M.inventory(a, b)
   return out
 end
 
--- Compare two run models.  tolerance: percent within which a change is
+-- Compare two run models (inventory also lists text metrics of the same
+-- cells that differ: "G1 driver 580.95 -> 580.159").  tolerance: percent within which a change is
 -- noise.  Returns { tests = { {id, layer, title, status_a, status_b,
 -- changed, metric, cells = { {label, a, b, pct, flag, status_a,
 -- status_b} } } }, inventory, regressions, improvements }.
@@ -180,6 +181,32 @@ function M.diff(A, B, tolerance)
     d.tests[#d.tests + 1] = e
   end
   d.inventory = M.inventory(A.inventory, B.inventory)
+  -- facts tests measured as text (driver and firmware versions, MTU state,
+  -- GID types, ...): those that differ between the same cells, listed with
+  -- the inventory
+  local ia, ib = M.index(A.results), M.index(B.results)
+  for _, id in ipairs(order) do
+    local labels = {}
+    for label in pairs(ia[id] or {}) do labels[#labels + 1] = label end
+    table.sort(labels)
+    for _, label in ipairs(labels) do
+      local ma, mb = ia[id][label], (ib[id] or {})[label]
+      if mb then
+        local names = {}
+        for k, v in pairs(ma) do
+          if type(v) == "string" or type(v) == "boolean" then names[#names + 1] = k end
+        end
+        table.sort(names)
+        for _, k in ipairs(names) do
+          if mb[k] ~= nil and mb[k] ~= ma[k] then
+            d.inventory[#d.inventory + 1] = {
+              key = ("%s%s %s"):format(id, label ~= "" and ("[" .. label .. "]") or "", k),
+              a = common.fmt(ma[k]), b = common.fmt(mb[k]) }
+          end
+        end
+      end
+    end
+  end
   return d
 end
 

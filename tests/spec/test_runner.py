@@ -476,6 +476,8 @@ class Compare(Tmp):
                 r["metrics"]["loopback_gbps"] /= 2
             if r["type"] == "result" and r["id"] == "H2":
                 r["outcome"] = {"kind": "ok", "fail": "constructed"}
+            if r["type"] == "result" and r["id"] == "H1":
+                r["metrics"]["cpu_model"] += " (replaced)"
             if r["type"] == "inventory":
                 nic = r["data"]["nics"][0]
                 nic["mtu"] = nic.get("mtu", 1500) + 1000
@@ -498,6 +500,7 @@ class Compare(Tmp):
         inv = {r[0]: r for r in wb["Inventory diff"].iter_rows(min_row=4,
                                                               values_only=True)}
         self.assertIn("nics[%s].mtu" % name, inv)
+        self.assertIn("H1 cpu_model", inv)   # a fact a test measured
 
     def test_baseline(self):
         import openpyxl
