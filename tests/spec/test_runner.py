@@ -730,6 +730,9 @@ class Workbook(Tmp):
         text = " ".join(str(c.value) for row in ws.iter_rows() for c in row
                         if c.value is not None)
         self.assertIn("s3", text)   # lowest failed rung is named
+        # no absolute spec paths: criteria and reasons name ladder.lua:N
+        self.assertNotIn(FIX + "/", text)
+        self.assertIn("ladder.lua:36: the endpoint said no", text)
         # the matrix test has its own sheet with a chart
         t2 = [n for n in wb.sheetnames if n.startswith("T2")]
         self.assertTrue(t2, wb.sheetnames)

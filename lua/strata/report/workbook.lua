@@ -173,7 +173,7 @@ local SUMMARY_COLS = {
   { header = "Criterion", width = 50, format = "wrap",
     get = function(t, model) return criteria_text(t, model) end },
   { header = "Reason", width = 46, format = "wrap",
-    get = function(t) return t.reason end },
+    get = function(t, model) return common.short_paths(t.reason, model.spec_roots) end },
   { header = "vs baseline %", width = 10, format = "0.0",
     when = function(model) return model.baseline ~= nil end,
     get = function(t) return t.vs_baseline end },

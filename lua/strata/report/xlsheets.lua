@@ -396,7 +396,7 @@ local function baseline_of(base, res)
                                            res.cell))
 end
 
-local function write_cells(S, r, t, rs, metrics, base)
+local function write_cells(S, r, t, rs, metrics, base, roots)
   local F = S.ctx.F
   local params = t.params or (rs[1] and rs[1].params) or {}
   local cols = {}
@@ -431,7 +431,7 @@ local function write_cells(S, r, t, rs, metrics, base)
     row[ncore + 2] = finite(res.duration_s) and res.duration_s or nil
     local why = common.failed_checks(res)
     if #why == 0 and res.reason then why = { res.reason } end
-    row[ncore + 3] = table.concat(why, "; ")
+    row[ncore + 3] = common.short_paths(table.concat(why, "; "), roots)
     rows[i] = row
     bad[i] = failed_metrics(res)
   end
@@ -642,7 +642,7 @@ function M.write_test(ctx, p)
     r = r + 1
   end
   if t.reason then
-    S:put(r, 0, "Reason: " .. t.reason, F.subtitle, true)
+    S:put(r, 0, "Reason: " .. common.short_paths(t.reason, p.roots), F.subtitle, true)
     r = r + 1
   end
   if t.headline then
@@ -661,7 +661,7 @@ function M.write_test(ctx, p)
     params = rs[1].params or t.params or {}
   else
     S:put(r, 0, "Cells", F.h2, true)
-    last, params = write_cells(S, r + 1, t, rs, metrics, p.baseline)
+    last, params = write_cells(S, r + 1, t, rs, metrics, p.baseline, p.roots)
   end
   -- the table's header stays in view (and on every printed page) when the
   -- lines above it are few; else the sheet's title row does
