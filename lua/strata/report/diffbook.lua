@@ -40,9 +40,10 @@ function M.write(path, d)
     tostring(d.path_a), tostring(d.run_a.host), tostring(d.verdict_a),
     tostring(d.path_b), tostring(d.run_b.host), tostring(d.verdict_b),
     common.fmt(d.tolerance)), F.subtitle, true)
-  S:put(2, 0, ("%d worse, %d better beyond the tolerance; %d inventory "
-    .. "differences"):format(d.regressions, d.improvements, #d.inventory),
-    d.regressions > 0 and F.msg_bad or F.msg_ok, true)
+  S.ws:set_row(2, 20)
+  S:merge(2, 0, 2, #COLS - 1, ("%d worse, %d better beyond the tolerance; %d "
+    .. "inventory differences"):format(d.regressions, d.improvements,
+    #d.inventory), d.regressions > 0 and F.msg_bad or F.msg_ok)
   local rows = {}
   for _, t in ipairs(d.tests) do
     for i, c in ipairs(t.cells) do rows[#rows + 1] = { t = t, c = c, first = i == 1 } end
@@ -56,7 +57,9 @@ function M.write(path, d)
     if row.first and row.t.changed then st = row.t.worse and "FAIL" or "PASS" end
     if st then
       local v = row.c.pct
-      S:put(hr + i, 6, common.finite(v) and v or nil, F.for_status(st))
+      if row.c.flag == "worse" and common.finite(v) then
+        S:put(hr + i, 6, v, F.numfmt("0.0", true))
+      end
       S:put(hr + i, 9, COLS[10].get(row), F.for_status(st))
     end
   end
