@@ -592,6 +592,15 @@ class Incomplete(Tmp):
         self.assertEqual(rows["K3"][7], "1 of 2 cells skipped: [peer=p2p] "
                          "one GPU: no peer to copy to")
 
+    def test_bad_expect(self):
+        bad = self.path("site.yaml")
+        with open(bad, "w") as f:
+            f.write("site:\n  expect: host\n")
+        p = strata("run", os.path.join(FIX, "skips.lua"), "--site", bad,
+                   "-o", self.path("i.xlsx"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(bad + ": site.expect must be a list of layers", p.stderr)
+
     def test_site_expects_only_host(self):
         p, doc, s = self.run_skips("--site",
                                    os.path.join(FIX, "site-expect-host.yaml"))

@@ -3,6 +3,7 @@
 local core = require "strata.core"
 local args = require "strata.args"
 local setup = require "strata.setup"
+local spec = require "strata.spec"
 local runner = require "strata.runner"
 local journal = require "strata.journal"
 local verdict = require "strata.verdict"
@@ -108,6 +109,16 @@ function M.main(argv)
     end
     j:write { type = "thresholds", criteria = crit }
     local expect = type(s.site.site) == "table" and s.site.site.expect or nil
+    if expect ~= nil then
+      local ok = type(expect) == "table"
+      for _, l in ipairs(ok and expect or {}) do
+        if not spec.LAYER_RANK[l] then ok = false end
+      end
+      if not ok then
+        spec.error(o.site, "site.expect must be a list of layers (%s)",
+                   table.concat(spec.LAYERS, ", "))
+      end
+    end
     j:write(runner.plan_record(order, expect, spec_roots(s.paths)))
     local bidx
     if base then
