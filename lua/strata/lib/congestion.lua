@@ -80,7 +80,7 @@ end
 -- The same statistic counted at a wider scope on the same interface,
 -- whose presence makes this one a part of it (summing both would count
 -- twice): ice's VSI "rx_dropped" inside the port's "rx_dropped.nic",
--- i40e's "rx_dropped" inside "port.rx_dropped", per-queue counters
+-- i40e's netdev "rx_dropped" inside "port.rx_dropped", per-queue counters
 -- (virtio_net "rx0_drops", older "rx_queue_0_drops", mlx5 "rx0_...")
 -- inside the interface total "rx_drops".
 local function wider(stat)
