@@ -75,6 +75,19 @@ static void note_error(struct shared *sh, const char *fmt, ...)
   pthread_mutex_unlock(&sh->lock);
 }
 
+/* Keep the first cuObject descriptor's decoded fields for the result. */
+static void note_token(struct shared *sh, const char *desc)
+{
+  struct s3rdma_cuobj_desc d;
+  char why[120];
+  pthread_mutex_lock(&sh->lock);
+  if(!sh->res->token_decoded[0] &&
+     !s3rdma_cuobj_desc_parse(desc, strlen(desc), &d, why, sizeof(why)))
+    s3rdma_cuobj_desc_describe(&d, sh->res->token_decoded,
+                               sizeof(sh->res->token_decoded));
+  pthread_mutex_unlock(&sh->lock);
+}
+
 static void *buf_ptr(struct worker *w)
 {
   return w->mem ? w->mem : w->vbuf.addr;
@@ -199,17 +212,29 @@ static void one_task(struct worker *w, int t)
       .put = put, .bucket = o->bucket, .key = key, .part = part,
       .upload_id = upload_id, .size = len, .offset = off, .ranged = ranged
     };
-    char why[300], *tok;
+    char why[300], *tok, form[S3RDMA_CUOBJ_DESC_LEN + 40];
+    void *bp = w->gpu ? w->gpu : w->mem;
     memset(&oc, 0, sizeof(oc));
-    tok = s3rdma_cuobj_token(w->cuobj, w->gpu ? w->gpu : w->mem, w->cap, 0,
-                                   (size_t)len, put, why, sizeof(why));
+    tok = s3rdma_cuobj_token(w->cuobj, bp, w->cap, 0, (size_t)len, put,
+                             why, sizeof(why));
+    /* the descriptor's form is checked before it is sent */
+    if(tok && s3rdma_cuobj_token_form(tok, o->contract,
+                                      (uint64_t)(uintptr_t)bp, len, form,
+                                      sizeof(form), why, sizeof(why))) {
+      free(tok);
+      tok = NULL;
+      snprintf(why + strlen(why), sizeof(why) - strlen(why),
+               " (cuMemObjGetRDMAToken gave no 81-char descriptor)");
+    }
+    if(tok)
+      note_token(sh, tok);
     if(!tok) {
       oc.status = S3RDMA_FAILED;
       oc.step = "token";
       snprintf(oc.error, sizeof(oc.error), "%s", why);
     }
     else {
-      q.token = tok;
+      q.token = form;
       s3rdma_single_transfer(w->conn, &q, &oc);
       free(tok);
       /* witness 2 for a GET is the byte check below; for a PUT the
@@ -374,6 +399,8 @@ static int worker_open(struct worker *w, char *err, size_t cap)
     w->rc_open = 1;
     if(o->landing_grace_s > 0)
       w->rc.landing_grace_ns = (uint64_t)(o->landing_grace_s * 1e9);
+    if(o->put_grace_s >= 0)
+      w->rc.put_grace_ns = (uint64_t)(o->put_grace_s * 1e9);
   }
   else if(!w->mem &&
           !(w->mem = aligned_alloc(4096, (w->cap + 4095) & ~(size_t)4095))) {
