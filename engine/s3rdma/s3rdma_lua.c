@@ -258,7 +258,7 @@ static int l_counters(lua_State *L)
     }
     if(st != 200) {
       free(body);
-      return luaL_error(L, "%s: %s: HTTP %ld", fn, safe, st);
+      return luaL_error(L, "%s: %s: HTTP %d", fn, safe, (int)st);
     }
     memset(&doc, 0, sizeof(doc));
     if(prom_parse(body, blen, &doc, err, sizeof(err))) {
@@ -294,7 +294,7 @@ static int l_counters(lua_State *L)
       free(body);
       if(!have[i] && i < 2)
         return luaL_error(L, "%s: Prometheus %s: no value for %s (HTTP "
-                          "%ld)", fn, prom, q, st);
+                          "%d)", fn, prom, q, (int)st);
     }
   lua_createtable(L, 0, 5);
   strata_set_num(L, "read_bytes", v[0]);

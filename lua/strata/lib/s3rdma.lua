@@ -19,6 +19,11 @@
 --   http_fallback      retry DECLINED requests over HTTP (counted apart)
 --   counter_tolerance  relative slack of the counter witness (default 0)
 --   landing_grace_s    wait for the data after the reply (default 2)
+--   put_grace_ms       hipobj-rc-v2 PUT: READY sent -> WRITE posted
+--                      (default 100, as hipObject's client)
+--   token_contract     cuObject token form AIStor takes: "current" (the
+--                      81-char descriptor verbatim, AIStor >= 2026-08-07,
+--                      default) or "suffix" (older: + ":<addr>:<size>")
 local s3site = require "strata.lib.s3site"
 local s3rdma = require "strata.s3rdma"
 
@@ -96,6 +101,8 @@ function M.phase(t, cl, s, w, prefix, out)
   if s.gid_index ~= "auto" then w.gid_index = s.gid_index end
   w.http_fallback = s.http_fallback
   w.landing_grace = s.landing_grace_s
+  if s.put_grace_ms then w.put_grace = s.put_grace_ms / 1000 end
+  if w.mode == "cuobject" then w.token_contract = s.token_contract end
   w.requests = w.requests or s.requests or math.max(2, 2 * (w.concurrency or 1))
   w.prefix = w.prefix or ("strata-" .. t.id .. "-")
   local pc0 = w.mode ~= "tcp" and port_counters(s)
@@ -124,6 +131,10 @@ function M.phase(t, cl, s, w, prefix, out)
   out[prefix .. "witness.counters"] = p.counters
   out[prefix .. "counter_read_delta"] = p.delta_read
   out[prefix .. "counter_write_delta"] = p.delta_write
+  if p.counters_absent then
+    t.note(prefix .. " counter witness absent: " .. p.counters_absent)
+  end
+  if r.token_decoded then out[prefix .. "token"] = r.token_decoded end
   if pc0 and pc1 then
     for k, v in pairs(pc1) do
       if is_error(k) and pc0[k] then
