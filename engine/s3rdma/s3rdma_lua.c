@@ -19,6 +19,7 @@
 #include "counters.h"
 #include "cuobj.h"
 #include "cuobj_desc.h"
+#include "gpupath.h"
 #include "prom.h"
 #include "s3_lua.h"
 #include "single.h"
@@ -120,6 +121,13 @@ static int l_run(lua_State *L)
      (o.size > S3RDMA_SIZE_MAX && o.op != S3RDMA_OP_MULTIPART))
     return luaL_error(L, "%s: hipobj-rc-v2 moves at most 2^31-1 bytes a "
                       "request; use op = \"multipart\"", fn);
+  if(o.mode == S3RDMA_MODE_CUOBJ &&
+     (o.op == S3RDMA_OP_MULTIPART ? o.part_size :
+      o.range_len ? o.range_len : o.size) >= S3RDMA_CUOBJ_MAX_REG)
+    return luaL_error(L, "%s: cuObject registers at most 4 GiB - 1 in one "
+                      "buffer (kCuObjMaxMemoryRegSize; at 4 GiB libminiocpp "
+                      "segfaults): split the transfer (multipart parts or "
+                      "ranges of <= 2 GiB)", fn);
   if(o.op == S3RDMA_OP_MULTIPART)
     o.requests = o.objects;
   ctrl = c->cfg;
@@ -159,6 +167,8 @@ static int l_run(lua_State *L)
   strata_set_int(L, "rdma_put_bytes", (lua_Integer)r.rdma_put_bytes);
   strata_set_str(L, "memory", o.gpu_memory ? "cuda" : "host");
   strata_set_int(L, "gpu_copy_errors", (lua_Integer)r.gpu_copy_errors);
+  if(o.gpu_memory)
+    strata_set_int(L, "cuda_threads_bound", r.cuda_threads_bound);
   strata_set_num(L, "duration_s", secs);
   strata_set_num(L, "throughput_mibps",
                  secs > 0 ? (double)(r.bytes + r.fallback_bytes) /
@@ -560,6 +570,29 @@ static int l_cuobj_desc(lua_State *L)
   return 1;
 }
 
+/*
+ * s3rdma.gpu_path_facts() -> {memlock (bytes, -1 unlimited), peermem,
+ *   cufile_loaded, cufile_path, cufile_version, cufile_desc_str,
+ *   cufile_why}: read-only facts for the preflight (gpupath.h).
+ */
+static int l_gpu_path_facts(lua_State *L)
+{
+  struct s3rdma_gpupath g;
+  s3rdma_gpupath_facts(&g);
+  lua_createtable(L, 0, 7);
+  strata_set_int(L, "memlock", (lua_Integer)g.memlock);
+  strata_set_bool(L, "peermem", g.peermem);
+  strata_set_bool(L, "cufile_loaded", g.cufile_loaded);
+  if(g.cufile_path[0])
+    strata_set_str(L, "cufile_path", g.cufile_path);
+  strata_set_int(L, "cufile_version", g.cufile_version);
+  strata_set_bool(L, "cufile_desc_str", g.cufile_desc_str);
+  if(g.cufile_why[0])
+    strata_set_str(L, "cufile_why", g.cufile_why);
+  strata_set_str(L, "cufile_symbol", S3RDMA_CUFILE_DESC_SYM);
+  return 1;
+}
+
 /* s3rdma.cuobj_probe() -> true | false, reason */
 static int l_cuobj_probe(lua_State *L)
 {
@@ -584,6 +617,7 @@ static const luaL_Reg funcs[] = {
   {"token_decode", l_token_decode},
   {"cuobj_probe", l_cuobj_probe},
   {"cuobj_desc", l_cuobj_desc},
+  {"gpu_path_facts", l_gpu_path_facts},
   {NULL, NULL}
 };
 

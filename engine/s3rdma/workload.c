@@ -34,6 +34,7 @@ struct shared {
   const struct s3rdma_run_opts *o;
   struct verbs_dev *dev;               /* RC mode */
   atomic_int next;
+  atomic_int bound;                    /* workers with a CUDA context */
   int tasks;                           /* requests, or uploads x parts */
   int nparts;
   uint64_t deadline_ns;
@@ -334,6 +335,15 @@ static void *worker_main(void *arg)
 {
   struct worker *w = arg;
   struct shared *sh = w->sh;
+  char err[300];
+  /* a current CUDA context in every worker thread, before the first
+   * copy or cuObject registration (cuda_bind) */
+  if(w->gpu && cuda_bind(sh->o->gpu_device, err, sizeof(err))) {
+    note_error(sh, "CUDA context for worker thread: %s", err);
+    return NULL;
+  }
+  if(w->gpu)
+    atomic_fetch_add(&sh->bound, 1);
   for(;;) {
     int t = atomic_fetch_add(&sh->next, 1);
     if(t >= sh->tasks || strata_stop_flag ||
@@ -604,6 +614,7 @@ int s3rdma_run(const struct s3rdma_run_opts *o,
     (void)stats_merge(&res->lat_ms, &w[i].lat);
   }
   res->requests = (uint64_t)sh.tasks;
+  res->cuda_threads_bound = sh.bound;
   if(o->op == S3RDMA_OP_MULTIPART && res->failed == 0 &&
      res->declined == res->fallback_requests &&
      mp_step(&sh, w[0].conn, 1))

@@ -71,6 +71,8 @@ struct s3rdma_run_result {
   char setup_error[400];              /* the run could not start */
   int setup_skip;                     /* setup_error is a SKIP reason */
   uint64_t gpu_copy_errors;           /* staging copies that failed */
+  int cuda_threads_bound;             /* workers that had a current CUDA
+                                         context (memory "cuda") */
   char token_decoded[160];            /* cuObject: the first descriptor's
                                          fields (no secret in them) */
 };
