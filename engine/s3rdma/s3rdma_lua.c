@@ -117,7 +117,7 @@ static int l_run(lua_State *L)
                       "%llu", fn, (unsigned long long)o.range_off,
                       (unsigned long long)o.range_len,
                       (unsigned long long)o.size);
-  if(o.mode != S3RDMA_MODE_TCP &&
+  if(o.mode == S3RDMA_MODE_RC &&
      (o.size > S3RDMA_SIZE_MAX && o.op != S3RDMA_OP_MULTIPART))
     return luaL_error(L, "%s: hipobj-rc-v2 moves at most 2^31-1 bytes a "
                       "request; use op = \"multipart\"", fn);
