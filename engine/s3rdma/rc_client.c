@@ -47,12 +47,32 @@ enum verbs_code s3rdma_rc_open(struct s3rdma_rc *rc, struct verbs_dev *dev,
     verbs_cq_destroy(&rc->cq);
     return VERBS_ESYS;
   }
+  s3rdma_rc_host_no_port(rc, cfg->endpoint, 1);
   rc->conn = s3_conn_new(cfg);
   if(!rc->conn) {
     s3rdma_rc_close(rc);
     return verbs_fail(VERBS_ENOMEM, "cannot start a control connection");
   }
   return VERBS_OK;
+}
+
+void s3rdma_rc_host_no_port(struct s3rdma_rc *rc, const char *endpoint,
+                            int no_port)
+{
+  const char *h = strstr(endpoint, "://"), *end, *colon;
+  size_t n;
+  rc->host[0] = '\0';
+  if(!no_port)
+    return;
+  h = h ? h + 3 : endpoint;
+  end = h + strcspn(h, "/");
+  colon = h[0] == '[' ? memchr(h, ']', (size_t)(end - h)) : h;
+  colon = colon ? memchr(colon, ':', (size_t)(end - colon)) : NULL;
+  n = (size_t)((colon ? colon : end) - h);
+  if(n < sizeof(rc->host)) {
+    memcpy(rc->host, h, n);
+    rc->host[n] = '\0';
+  }
 }
 
 void s3rdma_rc_close(struct s3rdma_rc *rc)
@@ -95,12 +115,19 @@ static enum s3_fail post_hook(struct s3rdma_rc *rc, const char *route,
                               struct s3_resp *resp,
                               void (*on_sent)(void *), void *arg)
 {
+  struct sigv4_header all[16];
   struct s3_req q;
   memset(&q, 0, sizeof(q));
   q.method = "POST";
   q.path = route;
   q.headers = h;
   q.nheaders = n;
+  if(rc->host[0] && n < 15) {           /* sent as signed, no port */
+    memcpy(all, h, n * sizeof(*h));
+    all[n] = (struct sigv4_header){ "host", rc->host };
+    q.headers = all;
+    q.nheaders = n + 1;
+  }
   q.on_sent = on_sent;
   q.on_sent_arg = arg;
   return s3_perform(rc->conn, &q, resp);

@@ -30,6 +30,8 @@ struct s3rdma_rc {
   int used;                      /* qp left RESET at least once */
   uint64_t landing_grace_ns;     /* wait for the IMM after READY's reply */
   uint64_t put_grace_ns;         /* PUT: READY out -> WRITE posted */
+  char host[256];                /* the Host sent and signed on the
+                                    control path ("" = the endpoint's) */
 };
 
 /* hipObject's client waits 100 ms after READY is out before its PUT
@@ -78,6 +80,14 @@ enum verbs_code s3rdma_rc_open(struct s3rdma_rc *rc, struct verbs_dev *dev,
                                const struct s3_config *cfg);
 /* Release; NULL-safe, idempotent. */
 void s3rdma_rc_close(struct s3rdma_rc *rc);
+
+/*
+ * Send and sign the control path's Host without the endpoint's port (1,
+ * the default: shared/S3RDMA-WIRE.md, "`host` without port", as the
+ * hipobj-rc-v2 reference client signs) or as the endpoint names it (0).
+ */
+void s3rdma_rc_host_no_port(struct s3rdma_rc *rc, const char *endpoint,
+                            int no_port);
 
 /*
  * Run one transfer; fills *o and returns o->status.  On a failure after

@@ -62,7 +62,7 @@ static int l_run(lua_State *L)
     "range_length", "part_size", "objects", "concurrency", "requests",
     "seed", "verify", "readback", "http_fallback", "landing_grace",
     "timeout", "device", "port", "gid_index", "memory", "gpu", "put_grace",
-    "token_contract", NULL
+    "token_contract", "control_host_port", NULL
   };
   static const char *const contracts[] = { "current", "suffix", NULL };
   static const char *const modes[] = { "tcp", "rc", "cuobject", NULL };
@@ -106,6 +106,7 @@ static int l_run(lua_State *L)
   o.http_fallback = strata_opt_bool(L, 1, fn, "http_fallback", 0);
   o.landing_grace_s = strata_opt_num(L, 1, fn, "landing_grace", 2);
   o.put_grace_s = strata_opt_num(L, 1, fn, "put_grace", -1);
+  o.ctrl_host_port = strata_opt_bool(L, 1, fn, "control_host_port", 0);
   o.contract = (enum s3rdma_token_contract)
                opt_enum(L, fn, "token_contract", "current", contracts);
   o.timeout_s = strata_opt_num(L, 1, fn, "timeout", 0);

@@ -407,6 +407,8 @@ static int worker_open(struct worker *w, char *err, size_t cap)
       return -1;
     }
     w->rc_open = 1;
+    s3rdma_rc_host_no_port(&w->rc, o->ctrl_cfg->endpoint,
+                           !o->ctrl_host_port);
     if(o->landing_grace_s > 0)
       w->rc.landing_grace_ns = (uint64_t)(o->landing_grace_s * 1e9);
     if(o->put_grace_s >= 0)

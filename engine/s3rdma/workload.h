@@ -50,6 +50,8 @@ struct s3rdma_run_opts {
                                          host memory, timed) */
   int gpu_device;                     /* CUDA device index */
   enum s3rdma_token_contract contract;  /* cuObject: token form */
+  int ctrl_host_port;                 /* RC control path: sign host:port
+                                         (else host only, the default) */
   double timeout_s;                   /* whole run; 0 = none */
 };
 

@@ -78,6 +78,13 @@ check(p.delta_read == 4 * MiB and p.delta_write == 0,
       "GET moved minio_api_rdma_read_bytes_total by 4 MiB, write by 0 "
       .. "(AIStor's direction)")
 
+-- the control path signed with host:port instead of host (both forms
+-- are what the server received, so both verify)
+g, p = rdma { op = "get", prefix = "g", size = MiB, objects = 1,
+              requests = 1, control_host_port = true }
+check(g.ok == 1 and p.verdict == "PROVEN",
+      "control path with host:port signed and sent: proven")
+
 local rg
 rg, p = rdma { op = "get", prefix = "g", size = MiB, objects = 1,
                requests = 2, range_offset = 12345, range_length = 100003 }

@@ -21,6 +21,8 @@
 --   landing_grace_s    wait for the data after the reply (default 2)
 --   put_grace_ms       hipobj-rc-v2 PUT: READY sent -> WRITE posted
 --                      (default 100, as hipObject's client)
+--   control_host_port  hipobj-rc-v2 control path: send and sign host:port
+--                      (default false: host without port, S3RDMA-WIRE)
 --   token_contract     cuObject token form AIStor takes: "current" (the
 --                      81-char descriptor verbatim, AIStor >= 2026-08-07,
 --                      default) or "suffix" (older: + ":<addr>:<size>")
@@ -102,6 +104,7 @@ function M.phase(t, cl, s, w, prefix, out)
   w.http_fallback = s.http_fallback
   w.landing_grace = s.landing_grace_s
   if s.put_grace_ms then w.put_grace = s.put_grace_ms / 1000 end
+  if w.mode == "rc" then w.control_host_port = s.control_host_port end
   if w.mode == "cuobject" then w.token_contract = s.token_contract end
   w.requests = w.requests or s.requests or math.max(2, 2 * (w.concurrency or 1))
   w.prefix = w.prefix or ("strata-" .. t.id .. "-")
