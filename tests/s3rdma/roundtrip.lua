@@ -10,6 +10,7 @@
 -- Any failed expectation raises: exit status non-zero.
 local s3 = require "strata.s3"
 local r = require "strata.s3rdma"
+local nic = require "strata.lib.s3nic"
 
 local ep = assert(arg[1], "usage: roundtrip.lua ENDPOINT BUILD OUT")
 local metrics = ep .. "/minio/metrics/v3/api/rdma"
@@ -48,9 +49,12 @@ local function rdma(w)
   w.mode = "rc"
   w.landing_grace = w.landing_grace or 1
   local c0 = r.counters { url = metrics }
+  local n0 = nic.read("rxe0", 1, nil)
   local res = r.run(w)
+  local n1 = nic.read("rxe0", 1, nil)
   local c1 = r.counters { url = metrics }
-  local p = r.prove(res, c0, c1)
+  local p = r.prove(res, c0, c1, { nic = nic.judge("rxe", n0, n1,
+                                                   res.bytes or 0, 4096) })
   show(res)
   print("     verdict: " .. p.verdict .. (p.reason ~= "" and (" - " .. p.reason) or ""))
   return res, p
@@ -74,6 +78,7 @@ local g, p = rdma { op = "get", prefix = "g", size = MiB, objects = 2,
 check(g.ok == 4 and g.verified == 4 and g.verify_errors == 0,
       "RDMA GET 4 x 1 MiB, every byte checked")
 check(p.verdict == "PROVEN", "GET proven by reply, bytes and counters")
+check(p.nic == "agree", "fourth witness, rxe0 packet counters: " .. p.nic_why)
 check(p.delta_read == 4 * MiB and p.delta_write == 0,
       "GET moved minio_api_rdma_read_bytes_total by 4 MiB, write by 0 "
       .. "(AIStor's direction)")
