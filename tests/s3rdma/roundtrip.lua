@@ -127,12 +127,24 @@ check(pu.ok == 1 and p.verdict == "PROVEN",
 -- A slow peer: the server connects its QP 1.5 s after READY arrived.  A
 -- client that posted its WRITE before READY (RC retries give up after
 -- about 0.5 s) fails; strata posts only after READY is out + put_grace.
+-- Measured here: a WRITE posted before the peer connected costs ~20
+-- completer_retry_err in that 1.5 s (put_grace 0 reproduces it); one
+-- posted after READY + grace, none.
+local verbs = require "strata.verbs"
+local function retries() return verbs.counters { device = "rxe0" }.completer_retry_err end
 fault("none&connect_delay_ms=1500")
+local r0 = retries()
 pu, p = rdma { op = "put", prefix = "slow", size = 65536, objects = 1,
                requests = 1, readback = true, put_grace = 2.5 }
-check(pu.ok == 1 and p.verdict == "PROVEN",
-      "PUT to a server that connects 1.5 s after READY: proven (WRITE "
-      .. "posted after READY)")
+local r1 = retries()
+check(pu.ok == 1 and p.verdict == "PROVEN" and r1 - r0 < 5,
+      "PUT to a server that connects 1.5 s after READY: proven, WRITE posted "
+      .. "after it (completer_retry_err +" .. (r1 - r0) .. ")")
+pu, p = rdma { op = "put", prefix = "early", size = 65536, objects = 1,
+               requests = 1, readback = true, put_grace = 0 }
+local r2 = retries()
+check(r2 - r1 >= 5, "control: a WRITE before the peer connected lives on "
+      .. "RC retries (completer_retry_err +" .. (r2 - r1) .. ")")
 fault("none&connect_delay_ms=0")
 
 -- The counters through the Prometheus query API agree with the scrape.
