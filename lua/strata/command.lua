@@ -12,6 +12,7 @@ M.RUN_OPTIONS = {
   ["--thresholds"] = "thresholds", ["--set"] = { "set", many = true },
   ["--only"] = { "only", many = true }, ["--json"] = "json",
   ["--junit"] = "junit", ["--journal"] = "journal",
+  ["--baseline"] = "baseline",
   ["-v"] = { "verbose", flag = true },
   ["--verbose"] = { "verbose", flag = true },
   ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true },

@@ -8,7 +8,9 @@ local pk1, pk2 = by.PK1 or {}, by.PK2 or {}
 print(("PK1 %s %.1f s: %s"):format(tostring(pk1.status), pk1.duration_s or -1,
                                    tostring(pk1.reason)))
 print(("PK2 %s"):format(tostring(pk2.status)))
+-- killed mid-transfer: not "cannot connect" (the agent was up and serving)
 local ok = pk1.status == "ERROR" and tostring(pk1.reason):find("peer ", 1, true)
+           and not tostring(pk1.reason):find("cannot connect", 1, true)
            and (pk1.duration_s or 99) < 40 and pk2.status == "PASS"
            and last and last.type == "end"
 return ok and 0 or 1

@@ -14,11 +14,20 @@ step a peer killed mid-transfer, in a run: that cell ERRORs, the next PASSes
 setsid $S serve --port 18515 --token-file $TOK --device rxe0 \
   >/tmp/serve2.log 2>&1 &
 SERVE2=$!
-sleep 1
+# until it listens, then until the transfer is under way (TCG is slow)
+wait_log() {
+  n=0
+  while ! grep -q "$1" /tmp/serve2.log; do
+    n=$((n + 1)); [ $n -gt 300 ] && { echo "FAIL no '$1' in serve log"; fail=1; break; }
+    sleep 0.1
+  done
+}
+wait_log "listening on"
 PEER_HOST=127.0.0.1 PEER_PORT=18515 PEER_TOKEN_FILE=$TOK \
   $S run $D/peer_dies_run.lua -o /tmp/pk.xlsx >/tmp/pk.out 2>&1 &
 RUN=$!
-sleep 4
+wait_log "SETUP bw"
+sleep 2
 kill -9 -$SERVE2
 wait $RUN
 cat /tmp/pk.out
