@@ -78,16 +78,24 @@ function M.plan(tests, by_id, patterns)
 end
 
 -- Flatten nested metric tables: { lat = { p50 = 1 } } -> { ["lat.p50"] = 1 }
-local function flatten(t, prefix, out)
-  out = out or {}
+-- A table met again below itself (a cycle) raises; one shared by two keys
+-- (a YAML alias of the site) is flattened under each.
+local function flatten(t, prefix, out, open)
+  out, open = out or {}, open or {}
+  if open[t] then
+    error(("run() returned metrics that contain themselves (at %s)"):format(
+      prefix), 0)
+  end
+  open[t] = true
   for k, v in pairs(t) do
     local name = prefix and (prefix .. "." .. tostring(k)) or tostring(k)
     if type(v) == "table" then
-      flatten(v, name, out)
+      flatten(v, name, out, open)
     elseif type(v) == "number" or type(v) == "string" or type(v) == "boolean" then
       out[name] = v
     end
   end
+  open[t] = nil
   return out
 end
 
@@ -194,7 +202,8 @@ local function run_cell(t, cell, env)
     out.error = ("%s: run() must return a table of metrics, got %s"):format(
       t.where, type(ret))
   else
-    out.metrics = flatten(ret or {})
+    local fok, m = pcall(flatten, ret or {})
+    if fok then out.metrics = m else out.error = ("%s: %s"):format(t.where, m) end
   end
   return cjson.encode(out)
 end

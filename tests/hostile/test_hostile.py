@@ -143,6 +143,8 @@ class Limits(Tmp):
                               "boom"),
                              # the child's own encoder hijacked: garbage, a
                              # plain JSON string, a result of the wrong shape
+                             ("local m = { a = 1 } m.self = m return m",
+                              "contain themselves (at self)"),
                              ("require('cjson').encode = function() return '\\1\\2garbage' end "
                               "return {}", "not a result"),
                              ("require('cjson').encode = function() return '\"str\"' end "
