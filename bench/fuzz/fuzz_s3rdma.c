@@ -1,8 +1,8 @@
 /*
  * fuzz_s3rdma.c - libFuzzer harness for the S3-over-RDMA control-path
- * codecs (engine/s3rdma): the RDMA token, the x-amz-rdma-reply value, the
- * PREPARE target, the hex/decimal header values, and a Prometheus
- * instant-query reply.  The first byte picks the codec.  What decodes
+ * codecs (engine/s3rdma): the RDMA token, cuObject's RDMA descriptor (the
+ * token AIStor takes), the x-amz-rdma-reply value, the PREPARE target, the
+ * hex/decimal header values, and a Prometheus instant-query reply.  The first byte picks the codec.  What decodes
  * must encode back to the same thing.
  */
 #include <stdint.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cuobj_desc.h"
 #include "prom.h"
 #include "token.h"
 #include "wire.h"
@@ -27,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
   memcpy(s, data + 1, size - 1);
   s[size - 1] = '\0';
-  switch(data[0] % 5) {
+  switch(data[0] % 6) {
   case 0: {
     struct s3rdma_token t;
     char back[89];
@@ -36,7 +37,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       if(size - 1 != 88 || strncasecmp(back, (const char *)data + 1, 88))
         abort();
     }
-    (void)s3rdma_token_is_rc((const char *)data + 1, size - 1);
     break;
   }
   case 1: {
@@ -62,6 +62,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t v;
     (void)s3rdma_parse_hex(s, 16, &v);
     (void)s3rdma_parse_dec(s, &v);
+    break;
+  }
+  case 5: {
+    struct s3rdma_cuobj_desc d;
+    char why[128], tok[160];
+    if(!s3rdma_cuobj_desc_parse((const char *)data + 1, size - 1, &d, why,
+                                sizeof(why))) {
+      if(size - 1 != S3RDMA_CUOBJ_DESC_LEN)
+        abort();
+      if(s3rdma_cuobj_token_form(s, S3RDMA_CONTRACT_SUFFIX, d.addr, d.size,
+                                 tok, sizeof(tok), why, sizeof(why)) ||
+         strlen(tok) != S3RDMA_CUOBJ_DESC_LEN + S3RDMA_CUOBJ_SUFFIX_LEN)
+        abort();
+    }
     break;
   }
   default: {
