@@ -278,6 +278,9 @@ static int load_node(struct loader *ld, int depth)
         done_event(ld);
         if(lua_isnil(L, -1))
           fail(ld, "null mapping key", km);
+        if(lua_type(L, -1) == LUA_TNUMBER &&
+           lua_tonumber(L, -1) != lua_tonumber(L, -1))
+          fail(ld, "NaN mapping key", km);  /* no table takes it (fuzz) */
         lua_pushvalue(L, -1);
         if(lua_rawget(L, tbl) != LUA_TNIL)
           fail(ld, "duplicate key", km);
