@@ -88,13 +88,14 @@ end
 -- (exit code 2), with the file named.
 function M.read(path)
   local f, err = io.open(path, "r")
-  if not f then
+  local text = f and f:read("a")
+  if f and not text then err = select(2, f:read(0)) or "not a file" end
+  if f then f:close() end
+  if not text then
     require("strata.spec").error(path, "cannot read the journal: %s",
       (tostring(err):gsub("^" .. path:gsub("%p", "%%%0") .. ": ", "")))
   end
-  local recs = parse(f:lines(), path)
-  f:close()
-  return recs
+  return parse(text:gmatch("([^\n]*)\n?"), path)
 end
 
 -- What this run wrote, read back as M.read would read the file: the same

@@ -324,7 +324,8 @@ test { id = 'R2', layer = 'host', title = 'quotes bytes',
         """row 7: `strata report` on a missing journal: exit 1 with a Lua
         traceback; now exit 2 naming the file."""
         missing = self.path("nowhere.jsonl")
-        self.expect2(["report", missing], missing)
+        self.expect2(["report", missing], missing + ": cannot read the journal")
+        self.expect2(["report", self.dir], self.dir + ": cannot read the journal")
 
     def test_journal_disk_full(self):
         """Fault: the journal's disk is full (ENOSPC; /dev/full answers
