@@ -515,6 +515,15 @@ class Faults(Tmp):
                              stderr=subprocess.PIPE, start_new_session=True)
         try:
             deadline = time.monotonic() + 30
+            # OK1 done: the next child is Z1's (30 s asleep)
+            while True:
+                self.assertLess(time.monotonic(), deadline)
+                try:
+                    if "OK1" in results(journal(self.path("s.jsonl"))):
+                        break
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.05)
             child = None
             while child is None:
                 self.assertLess(time.monotonic(), deadline)
