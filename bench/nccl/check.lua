@@ -1,10 +1,12 @@
 -- bench/nccl/check.lua: the correctness matrix on GPU 0 - every
 -- collective, and for the reducing ones every op over several dtypes,
 -- 8 B .. 4 MiB (-f 4), 2 iterations; prints one line per run and the
--- total of wrong elements (must be 0).
+-- total of wrong elements (must be 0).  check.lua OP: that collective only.
 local nccl = require "strata.nccl"
+local only = arg[1]   -- a collective name: run only its entries
 local total, runs = 0, 0
 local function one(op, dtype, redop)
+  if only and op ~= only then return end
   local ok, r = pcall(nccl.run, { op = op, gpus = 1, min_bytes = 8,
                                   max_bytes = "4M", factor = 4, warmup = 1,
                                   iters = 2, dtype = dtype, redop = redop })

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/nccl/run.sh BUNDLE.tar.gz NCCL_TESTS_SRC OUTDIR [ROUNDS] [MAX]
+# bench/nccl/run.sh BUNDLE.tar.gz NCCL_TESTS_SRC OUTDIR [ROUNDS] [MAX] [CHECK]
 # On a GPU host: strata's nccl family against NVIDIA/nccl-tests built from
 # its source against the host's NCCL (the way tests/gpu/record-captures.sh
 # builds it), same sizes (R9's -b 8 -e MAX -f 2 -w 5 -n 20 -c 1), same
@@ -7,7 +7,8 @@
 # R9/R9P through `strata run`, and the comparison table (compare.lua).
 # Writes OUTDIR/log.txt, OUTDIR/table.md, OUTDIR/raw.tar.gz, OUTDIR/r9.*
 set -u
-BUNDLE=$1 SRC=$2 OUT=$3 ROUNDS=${4:-2} MAX=${5:-8G}
+BUNDLE=$1 SRC=$2 OUT=$3 ROUNDS=${4:-2} MAX=${5:-8G} CHECK=${6:-}
+# CHECK: a collective name limits the correctness matrix to it
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d)
 R=$W/raw
@@ -45,7 +46,7 @@ export LD_LIBRARY_PATH="$L:${LD_LIBRARY_PATH:-}"
 B=$W/ntb
 
 "$ST" --version > "$R/strata-version.txt" 2>&1
-"$ST" lua "$HERE/check.lua" > "$R/check.txt" 2>&1
+"$ST" lua "$HERE/check.lua" $CHECK > "$R/check.txt" 2>&1
 echo "check rc=$?" >> "$R/check.txt"
 
 # interleaved: for each round, each collective: nccl-tests, then strata
@@ -59,8 +60,10 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 "$ST" lua "$HERE/compare.lua" "$R" "$ROUNDS" > "$OUT/table.md" 2>&1
 
-# R9 / R9P through the runner (native engine; one GPU: R9P SKIPs)
-printf 'gpu:\n  count: 1\nnccl:\n  max_bytes: %s\n' "$MAX" > "$W/site.yaml"
+# R9 / R9P through the runner (native engine; one GPU: R9P SKIPs, and
+# busbw is 0 by definition for all_reduce & co, so the site value is 0)
+printf 'gpu:\n  count: 1\nnccl:\n  max_bytes: %s\n  busbw_gbs: 0\n' \
+  "${R9_MAX:-64M}" > "$W/site.yaml"
 "$ST" run "$S/specs/gpu" "$S/specs/nccl" --site "$W/site.yaml" \
   -o "$OUT/r9.xlsx" > "$R/r9-run.txt" 2>&1
 echo "strata run rc=$?" >> "$R/r9-run.txt"

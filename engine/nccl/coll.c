@@ -143,6 +143,7 @@ struct run {
   size_t elt, buf_bytes;
   struct nccl_counts c;        /* of the current size */
   unsigned seed;
+  int a2a_grouped;
   char *err;
   size_t len;
 };
@@ -217,7 +218,14 @@ static int launch(struct run *x, int in_place, int iter)
       NC(nc->ncclReduce(sp, rp, cnt, o->dtype, o->op, o->root, r->comm,
                         r->st), "ncclReduce", r->comm);
       break;
-    case NC_ALLTOALL:   /* grouped send/recv, one chunk per peer */
+    case NC_ALLTOALL:
+      /* as nccl-tests: ncclAlltoAll where NCCL has it (2.28+), else
+       * grouped send/recv, one chunk per peer */
+      if(!x->a2a_grouped) {
+        NC(nc->ncclAlltoAll(sp, rp, cnt, o->dtype, r->comm, r->st),
+           "ncclAlltoAll", r->comm);
+        break;
+      }
       NC(nc->ncclGroupStart(), "ncclGroupStart", NULL);
       for(int p = 0; p < n; p++) {
         NC(nc->ncclSend(sp + p * pb, cnt, o->dtype, p, r->comm, r->st),
@@ -513,6 +521,9 @@ int nccl_run(const struct nccl_opts *o, int use_events,
   x.elt = (size_t)nv_size(o->dtype);
   x.buf_bytes = cuda_alloc_size(o->max_bytes ? o->max_bytes : 1);
   x.seed = 0x5eed0000u ^ (unsigned)o->coll;
+  x.a2a_grouped = o->alltoall_grouped || !x.nc->ncclAlltoAll ||
+                  x.nc->version < 22800;
+  res->alltoall_grouped = x.a2a_grouped;
   x.err = err;
   x.len = len;
   for(int i = 0; i < x.n; i++)

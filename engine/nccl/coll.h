@@ -55,6 +55,8 @@ struct nccl_opts {
   int warmup, iters;
   int check;            /* count wrong elements after each half */
   int nvls;             /* leave NCCL_NVLS_ENABLE as it is; else set 0 */
+  int alltoall_grouped; /* alltoall by grouped send/recv even where
+                           ncclAlltoAll exists (nccl-tests uses it) */
 };
 
 struct nccl_half {
@@ -73,6 +75,7 @@ struct nccl_row {
 struct nccl_result {
   int nranks, version, nrows;
   int use_events;
+  int alltoall_grouped; /* alltoall ran as grouped send/recv */
   char library[256];
   struct nccl_row rows[NCCL_MAX_SIZES];
 };

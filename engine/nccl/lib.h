@@ -42,10 +42,13 @@ typedef void *nccl_stream;                /* cudaStream_t */
   X(ncclRecv, nccl_result, (void *, size_t, int, int, nccl_comm, \
                             nccl_stream))
 
-/* Optional (NCCL >= 2.19): buffers as nccl-tests allocates them. */
+/* Optional: buffers as nccl-tests allocates them (NCCL >= 2.19), and
+ * the AlltoAll collective (NCCL >= 2.28; before, grouped send/recv). */
 #define NCCL_OPTIONAL(X) \
   X(ncclMemAlloc, nccl_result, (void **, size_t)) \
-  X(ncclMemFree, nccl_result, (void *))
+  X(ncclMemFree, nccl_result, (void *)) \
+  X(ncclAlltoAll, nccl_result, (const void *, void *, size_t, int, \
+                                nccl_comm, nccl_stream))
 
 struct nccl_api {
 #define NCCL_PTR(name, ret, args) ret (*name) args;

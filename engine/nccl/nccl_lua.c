@@ -137,7 +137,7 @@ static int l_run(lua_State *L)
   static const char *const keys[] = {
     "op", "gpus", "devices", "min_bytes", "max_bytes", "factor", "step",
     "dtype", "redop", "root", "warmup", "iters", "check", "timer", "nvls",
-    NULL
+    "alltoall", NULL
   };
   static const char *const timers[] = { "events", "host", NULL };
   struct nccl_opts o;
@@ -166,6 +166,14 @@ static int l_run(lua_State *L)
   o.max_bytes = opt_size(L, 1, "max_bytes", 128u << 20);
   o.factor = (size_t)strata_opt_int(L, 1, "nccl.run", "factor", 2);
   o.step = opt_size(L, 1, "step", 1u << 20);
+  {
+    const char *a = strata_opt_str(L, 1, "nccl.run", "alltoall", "auto");
+    if(strcmp(a, "auto") && strcmp(a, "sendrecv"))
+      return luaL_error(L, "nccl.run: unknown alltoall '%s' (auto: "
+                        "ncclAlltoAll where NCCL has it; sendrecv: grouped "
+                        "ncclSend/ncclRecv)", a);
+    o.alltoall_grouped = !strcmp(a, "sendrecv");
+  }
   timer = strata_opt_str(L, 1, "nccl.run", "timer", "events");
   for(int i = 0; timers[i]; i++)
     if(!strcmp(timer, timers[i]))
@@ -258,6 +266,9 @@ static int l_run(lua_State *L)
   strata_set_int(L, "wrong", wrong);
   strata_set_str(L, "test", nccl_coll_names[o.coll]);
   strata_set_str(L, "timer", use_events ? "events" : "host");
+  if(o.coll == NC_ALLTOALL)
+    strata_set_str(L, "alltoall", r->alltoall_grouped ? "sendrecv"
+                                                      : "ncclAlltoAll");
   lua_createtable(L, o.ndev, 0);
   for(int i = 0; i < o.ndev; i++) {
     lua_createtable(L, 0, 2);
