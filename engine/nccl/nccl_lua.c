@@ -184,8 +184,8 @@ static int l_run(lua_State *L)
   if(o.iters < 1 || o.warmup < 0)
     return luaL_error(L, "nccl.run: iters must be >= 1, warmup >= 0");
   if(o.min_bytes > o.max_bytes)
-    return luaL_error(L, "nccl.run: min_bytes %zu > max_bytes %zu",
-                      o.min_bytes, o.max_bytes);
+    return luaL_error(L, "nccl.run: min_bytes %I > max_bytes %I",
+                      (lua_Integer)o.min_bytes, (lua_Integer)o.max_bytes);
   if(nccl_sweep_sizes(o.min_bytes, o.max_bytes, o.factor, o.step, NULL, 0)
      > NCCL_MAX_SIZES)
     return luaL_error(L, "nccl.run: more than %d sizes in the sweep",
