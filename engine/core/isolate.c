@@ -73,7 +73,9 @@ void isolate_default_limits(struct isolate_limits *lim)
 
   memset(lim, 0, sizeof(*lim));
   if(pages > 0 && psz > 0)
-    lim->memory_bytes = (uint64_t)pages * (uint64_t)psz / 2;
+    /* 3/4: a runaway cell stops before the OOM killer picks a victim, and
+     * a small test guest (1 GiB) still lends its cells most of it */
+    lim->memory_bytes = (uint64_t)pages * (uint64_t)psz / 4 * 3;
   lim->open_files = 4096;
   if(!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_max != RLIM_INFINITY &&
      rl.rlim_max < lim->open_files)

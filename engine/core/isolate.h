@@ -79,7 +79,7 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
 const char *isolate_strstatus(enum isolate_status s);
 const char *isolate_strlimit(enum isolate_limit l);
 
-/* Defaults when the site sets none: memory = half of physical RAM, open
+/* Defaults when the site sets none: memory = 3/4 of physical RAM, open
  * files = 4096 (or the hard limit when lower), output = 64 MiB, CPU =
  * none (the wall-clock timeout bounds it). */
 void isolate_default_limits(struct isolate_limits *lim);
