@@ -26,6 +26,8 @@ PATH: spec files or folders (default: specs/).
                           they need comes along); repeatable
   --json FILE             also write the results as JSON
   --junit FILE            also write JUnit XML
+  --fleet slurm           across the nodes of this Slurm allocation, into
+                          one fleet workbook (docs/fleet.md)
   -v, --verbose           tracebacks of errors on stderr
   -h, --help              this text
 Exit: 0 nothing failed, 1 a test FAILED, ERRORed or was BLOCKED (or the
@@ -36,7 +38,7 @@ M.OPTIONS = {
   ["-o"] = "output", ["--output"] = "output", ["--site"] = "site",
   ["--thresholds"] = "thresholds", ["--set"] = { "set", many = true },
   ["--only"] = { "only", many = true }, ["--json"] = "json",
-  ["--junit"] = "junit", ["-v"] = { "verbose", flag = true },
+  ["--junit"] = "junit", ["--fleet"] = "fleet", ["-v"] = { "verbose", flag = true },
   ["--verbose"] = { "verbose", flag = true },
   ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true },
 }
@@ -73,6 +75,7 @@ function M.main(argv)
   return M.guard(function()
     local o, paths = args.parse(argv, M.OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
+    if o.fleet then return require("strata.fleet.run").main(o, paths, argv) end
     local s = setup.load { paths = paths, site = o.site,
                            thresholds = o.thresholds, set = o.set }
     local order = runner.plan(s.tests, s.by_id, o.only)
