@@ -228,7 +228,7 @@ int fleet_next(struct fleet_group *g, int timeout_ms, struct fleet_event *ev)
     goto out;
   }
   for(;;) {
-    int nf = 0, waiting = 0, left = 0, wait_ms;
+    int nf = 0, waiting = 0, left = 0, wait_ms, k_again = 0;
     for(int k = 0; k < g->n; k++) {
       int i = (g->next + k) % g->n;
       for(int s = 0; s < 2; s++) {
@@ -258,6 +258,21 @@ int fleet_next(struct fleet_group *g, int timeout_ms, struct fleet_event *ev)
         waiting++;         /* output closed, process still there */
         continue;
       }
+      if(p->pid) {
+        reap(p);
+        if(!p->pid)
+          p->reaped_ns = strata_now_ns();
+      }
+      if(!p->pid && strata_now_ns() - p->reaped_ns > FLEET_DRAIN_NS) {
+        /* gone, but a process it left behind holds its output: what was
+         * written is handed out above; the rest is not waited for */
+        close_fd(&p->s[0].fd);
+        close_fd(&p->s[1].fd);
+        k_again = 1;
+        break;
+      }
+      if(!p->pid)
+        waiting++;         /* reaped: poll again soon for the drain */
       for(int s = 0; s < 2; s++)
         if(p->s[s].fd >= 0) {
           pf[nf].fd = p->s[s].fd;
@@ -270,6 +285,8 @@ int fleet_next(struct fleet_group *g, int timeout_ms, struct fleet_event *ev)
         who[nf++] = i * 3 + 2;
       }
     }
+    if(k_again)
+      continue;
     if(!left) {
       rc = 0;
       goto out;
@@ -282,6 +299,9 @@ int fleet_next(struct fleet_group *g, int timeout_ms, struct fleet_event *ev)
     }
     if(waiting && (wait_ms < 0 || wait_ms > 20))
       wait_ms = 20;          /* poll the unreaped ones again soon */
+    else if(wait_ms < 0 || wait_ms > 100)
+      wait_ms = 100;         /* an exit is no poll event when a process
+                              * left behind holds the output: look */
     {
       int r = poll(pf, (nfds_t)nf, wait_ms);
       if(r < 0) {

@@ -11,6 +11,7 @@
 #define STRATA_FLEET_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct fleet_stream {
@@ -27,6 +28,8 @@ struct fleet_proc {
   struct fleet_stream s[2];  /* 0 stdout, 1 stderr */
   int code, signal;          /* exit status once reaped */
   int reported;              /* the exit event was handed out */
+  uint64_t reaped_ns;        /* when it was reaped (output may still be
+                              * open, held by a process it left behind) */
 };
 
 struct fleet_group {
@@ -48,6 +51,10 @@ struct fleet_event {
   size_t len;
   int code, signal;          /* EXIT: exit code (128 + signal if killed) */
 };
+
+/* A child reaped while something it left holds its output open: after
+ * this long the output is closed and the exit reported. */
+#define FLEET_DRAIN_NS 2000000000ull
 
 /* Lines longer than this are handed out cut at this length. */
 #define FLEET_MAX_LINE (64u << 20)

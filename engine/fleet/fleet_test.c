@@ -100,8 +100,31 @@ static void test_missing(void)
   fleet_free(&g);
 }
 
+/* A child that exits while a process it left (in its own session, out
+ * of reach of the group kill) holds stdout: the exit still comes, after
+ * the drain grace, with the lines written before it. */
+static void test_left_behind(void)
+{
+  struct fleet_group g = { 0 };
+  char *argv[] = { "sh", "-c", "echo before; setsid sleep 4 & exit 5", NULL };
+  struct fleet_event ev;
+  uint64_t t0 = strata_now_ns();
+  int lines = 0, code = -1;
+  CHECK(fleet_spawn(&g, argv, NULL, NULL, 0) == 0);
+  while(fleet_next(&g, 10000, &ev) == 1) {
+    if(ev.kind == FLEET_EV_LINE)
+      lines += !strcmp(ev.line, "before");
+    else
+      code = ev.code;
+  }
+  CHECK(lines == 1 && code == 5);
+  CHECK(strata_now_ns() - t0 < 3900000000ull);
+  fleet_free(&g);
+}
+
 int main(void)
 {
+  test_left_behind();
   test_lines_and_exits();
   test_stdin();
   test_timeout_and_kill();

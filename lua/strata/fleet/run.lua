@@ -51,13 +51,17 @@ local function ids(tests)
   return out
 end
 
--- The longest a node may stay silent: the longest cell deadline of its
--- tests plus slack (the runner kills a cell at its deadline, so a node
--- quiet for longer is hung, not busy).
-local function idle_limit(tests, fl)
-  local m = 0
-  for _, t in ipairs(tests) do m = math.max(m, t.timeout or 60) end
-  return m + ((fl and fl.idle_slack_s) or 60)
+-- The longest a node may stay silent: the cell deadline of the test it
+-- is running (or the next, whichever is longer) plus slack.  The runner
+-- kills a cell at its deadline and journals every cell, so a node quiet
+-- for longer is hung, not busy.  Tests run in plan order (work.only).
+local function idle_after(t, id, slack)
+  local meta = t.work.meta
+  local i = 0
+  for k, m in ipairs(meta) do if m.id == id then i = k end end
+  local cur = meta[i] and meta[i].timeout or 0
+  local nxt = meta[i + 1] and meta[i + 1].timeout or 0
+  return math.max(cur, nxt, 1) + slack
 end
 
 -- One run of tasks (one srun step each) through the shared group: lines
@@ -67,9 +71,11 @@ end
 local function step(st, tasks)
   local by_id = {}
   local t0 = core.now()
+  local slack = st.fl.idle_slack_s or 60
   for _, t in ipairs(tasks) do
     t.started = core.now()
     t.last = t.started
+    t.idle = idle_after(t, nil, slack)
     local argv = slurm.srun(t.node, { st.strata, "node" },
                             { name = "strata-" .. t.phase })
     t.id = st.group:spawn { cmd = argv, stdin = cjson.encode(t.work),
@@ -116,7 +122,10 @@ local function step(st, tasks)
               t.done = true
               t.node_end = now
             end
-            if rec.type == "result" then t.results = (t.results or 0) + 1 end
+            if rec.type == "result" then
+              t.results = (t.results or 0) + 1
+              t.idle = idle_after(t, rec.id, slack)
+            end
             if rec.type ~= "node_error" or not t.failed then
               if rec.type == "node_error" then t.failed = rec.reason end
               st.j:write(tag(t, rec))
@@ -322,7 +331,8 @@ function M.main(o, paths, argv)
   local function work(node, phase, tests, site, extra)
     local meta = {}
     for _, t in ipairs(tests) do
-      meta[#meta + 1] = { id = t.id, layer = t.layer, title = t.title }
+      meta[#meta + 1] = { id = t.id, layer = t.layer, title = t.title,
+                          timeout = t.timeout or 60 }
     end
     local w = { node = node, phase = phase, files = files, thresholds = th,
                 set = o.set, site = site, only = ids(tests), meta = meta }
@@ -357,7 +367,7 @@ function M.main(o, paths, argv)
         end
       end
       if #tests > 0 then
-        tasks[#tasks + 1] = { node = n.name, phase = "node", idle = idle_limit(tests, fl),
+        tasks[#tasks + 1] = { node = n.name, phase = "node",
                               work = work(n.name, "node", tests, base_site, { inventory = true }) }
       end
     end
@@ -409,7 +419,6 @@ function M.main(o, paths, argv)
           site.rdma.peer = "fleet-" .. b
           peer_site(site, { ["fleet-" .. b] = b })
           tasks[#tasks + 1] = { node = a, phase = "pair", pair = { a, b },
-                                idle = idle_limit(phases.pair, fl),
                                 work = work(a, "pair", phases.pair, site, { pair = { a, b } }),
                                 label = label }
         end
@@ -440,7 +449,7 @@ function M.main(o, paths, argv)
     end
     peer_site(site, live)
     io.stderr:write(("strata: incast into %s from %d senders\n"):format(recv, #site.roce.senders))
-    step(st, { { node = recv, phase = "incast", idle = idle_limit(phases.incast, fl),
+    step(st, { { node = recv, phase = "incast",
                  work = work(recv, "incast", phases.incast, site,
                              { senders = senders }) } })
   end
@@ -456,7 +465,7 @@ function M.main(o, paths, argv)
           site.s3.keep_samples = true
           site.s3.key_prefix = (site.s3.key_prefix or "strata/") .. n .. "/"
         end
-        tasks[#tasks + 1] = { node = n, phase = "s3", idle = idle_limit(phases.s3, fl),
+        tasks[#tasks + 1] = { node = n, phase = "s3",
                               work = work(n, "s3", phases.s3, site) }
       end
     end
@@ -466,7 +475,7 @@ function M.main(o, paths, argv)
 
   -- 6. cluster-wide rows once, on the first node
   if #phases.once > 0 and not st.interrupted then
-    step(st, { { node = names[1], phase = "once", idle = idle_limit(phases.once, fl),
+    step(st, { { node = names[1], phase = "once",
                  work = work(names[1], "once", phases.once, base_site) } })
   end
 
