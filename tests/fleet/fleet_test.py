@@ -266,8 +266,15 @@ fleet_test: { sleep_s: 4 }
     r34 = [p for p in doc["pairs"] if p["id"] == "R2" and p["to"] == "n4"]
     check(r34 and r34[0]["status"] == "ERROR" and "n4" in (r34[0]["reason"] or ""),
           "the pair whose far end is n4 is ERROR naming it")
-    left = pids_in("n2", ["strata", "node"]) + pids_in("n3", ["strata", "node"])
-    check(not left, "no strata node left running on n2/n3 (%s)" % left)
+    # Slurm ends a step whose srun is gone (slurmstepd): give it KillWait
+    t0 = time.monotonic()
+    while True:
+        left = pids_in("n2", ["strata", "node"]) + pids_in("n3", ["strata", "node"])
+        if not left or time.monotonic() - t0 > 20:
+            break
+        time.sleep(0.2)
+    check(not left, "no strata node left running on n2/n3 after %.1f s (%s)"
+          % (time.monotonic() - t0, left))
 
 
 {"run": run_mode, "faults": faults_mode}[mode]()

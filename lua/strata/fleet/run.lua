@@ -221,7 +221,8 @@ local function on_agent(st)
     elseif not st.stopping_agents then
       a.dead = ("agent (strata serve) on %s exited (%s)%s"):format(a.node,
         ev.signal ~= 0 and ("signal " .. ev.signal) or ("code " .. ev.exit),
-        #a.lines > 0 and (": " .. a.lines[#a.lines]) or "")
+        #a.lines > 0 and (": " .. table.concat(a.lines, " | ", math.max(1, #a.lines - 2)))
+        or "")
       a.ready = false
       st.j:write { type = "node_error", node = a.node, phase = "agent",
                    reason = a.dead, at = core.utc() }
