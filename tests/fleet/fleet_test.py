@@ -93,7 +93,7 @@ def site_file(extra=""):
 """ % (bedenv["FLEET_HOST_ADDR"], port, r["S3_CREDENTIALS_FILE"])
     path = os.path.join(work, "site-%s.yaml" % mode)
     with open(path, "w") as f:
-        f.write("""site: { name: fleet-bed }
+        f.write("""site: { name: fleet-bed, expect: [host, s3] }
 %s
 fleet:
   roles:

@@ -46,6 +46,16 @@ local function unpack_files(dir, work)
   return paths, th
 end
 
+-- The plan's sources without the scratch folder (as the results').
+local function unscratch_plan(rec, dir)
+  for _, t in ipairs(rec.tests) do
+    if type(t.source) == "string" then
+      t.source = t.source:gsub(dir:gsub("%p", "%%%0") .. "/@?", "")
+    end
+  end
+  return rec
+end
+
 local function rmtree(dir)
   require("strata.sys").run { cmd = { "rm", "-rf", "--", dir }, timeout = 30 }
 end
@@ -85,6 +95,8 @@ function M.main(argv)
     s.site = work.site or {}
     redact.add_from_env(s.site)
     local order = runner.plan(s.tests, s.by_id, work.only)
+    local expect = type(s.site.site) == "table" and s.site.site.expect or nil
+    write(unscratch_plan(runner.plan_record(order, expect, nil), dir))
     if work.inventory then
       local okinv, sys = pcall(require, "strata.sys")
       local inv = okinv and select(2, pcall(sys.inventory)) or {}

@@ -1,14 +1,12 @@
 -- strata.fleet.model: a fleet journal (records tagged with their node and
 -- phase) as the fleet model the fleet writers take.  Each node's own
--- rungs are judged by the run model (strata.model) on that node's
--- records alone; on top: the node x rung matrix, the lowest failed rung
+-- rungs are judged by strata.verdict (cells, roll-ups, headline) on that
+-- node's records alone, and the fabric rows by the same module; on top: the node x rung matrix, the lowest failed rung
 -- per node and for the fleet, outlier nodes (a cell's headline below
 -- node_ratio x the fleet median of the same cell), the pair matrix, the
 -- incast and the multi-client S3 rows, and the orchestration timings.
 local spec = require "strata.spec"
-local model = require "strata.model"
-local runner = require "strata.runner"
-local cjson = require "cjson"
+local verdict = require "strata.verdict"
 
 local M = {}
 
@@ -57,6 +55,13 @@ local function direction(criteria, id, metric)
   return "min"
 end
 
+-- What verdict.test needs to know of a test, from one of its records.
+local function info_of(r)
+  return { id = r.id, layer = r.layer, title = r.title, params = r.params or {},
+           cells = r.cells, headline = r.headline, units = r.units or {},
+           source = r.source }
+end
+
 -- opts.ratio: the outlier tolerance ({value=, source=}); default 0.9.
 function M.build(records, opts)
   opts = opts or {}
@@ -89,7 +94,10 @@ function M.build(records, opts)
     elseif r.type == "step" then
       fm.steps[#fm.steps + 1] = r
     elseif r.node and fm.by_node[r.node] then
-      if r.type == "result" then
+      if r.type == "plan" and r.phase == "node" then
+        fm.by_node[r.node].plan = r
+      elseif r.type == "result" then
+        r.status, r.reason = verdict.cell(r)
         fm.results[#fm.results + 1] = r
         layer_of[r.id] = layer_of[r.id] or { layer = r.layer, title = r.title }
         if r.phase == "pair" then
@@ -114,12 +122,17 @@ function M.build(records, opts)
   for _, e in ipairs(fm.errors) do
     if e.phase ~= "pair" and e.phase ~= "incast" and e.phase ~= "agent" then
       local have = {}
-      for _, r in ipairs(per_node[e.node]) do have[r.id] = true end
+      for _, r in ipairs(per_node[e.node]) do
+        if r.phase == e.phase then have[r.id] = (have[r.id] or 0) + 1 end
+      end
       for _, t in ipairs(e.meta or {}) do
-        if not have[t.id] then
+        -- no result, or fewer cells than planned (it died in this test)
+        if not have[t.id] or (t.cells and have[t.id] < t.cells) then
           local r = { type = "result", id = t.id, layer = t.layer, title = t.title,
-                      cell = {}, cells = 1, cell_index = 1, status = "ERROR",
-                      reason = e.reason, checks = {}, node = e.node, phase = e.phase }
+                      cell = {}, cells = t.cells or 1, cell_index = (have[t.id] or 0) + 1,
+                      outcome = { kind = "error", why = e.reason }, checks = {},
+                      node = e.node, phase = e.phase }
+          r.status, r.reason = verdict.cell(r)
           table.insert(per_node[e.node], r)
           fm.results[#fm.results + 1] = r
           layer_of[t.id] = layer_of[t.id] or { layer = t.layer, title = t.title }
@@ -133,9 +146,10 @@ function M.build(records, opts)
   for _, node in ipairs(fm.nodes) do
     local recs = {}
     for _, h in ipairs(header) do recs[#recs + 1] = h end
+    if node.plan then recs[#recs + 1] = node.plan end
     for _, r in ipairs(per_node[node.name]) do recs[#recs + 1] = r end
-    recs[#recs + 1] = fm.ended or { type = "end" }
-    node.model = model.build(recs)
+    if fm.ended then recs[#recs + 1] = fm.ended end
+    node.model = verdict.build(recs)
     node.tests = {}
     for _, t in ipairs(node.model.tests) do
       node.tests[t.id] = t
@@ -154,11 +168,9 @@ function M.build(records, opts)
   end)
 
   -- a node's verdict: ERROR when its step failed (it may still have
-  -- results), else FAIL on any failed rung, else PASS (all SKIP: SKIP)
+  -- results), else its own headline (PASS, INCOMPLETE, FAIL)
   local counts = {}
   for _, node in ipairs(fm.nodes) do
-    local st = {}
-    for _, t in pairs(node.tests) do st[#st + 1] = t.status end
     -- its own step's error first; an agent that died or never started
     -- (the far end of others' pairs) is this node's ERROR too
     local own_err, agent_err
@@ -167,15 +179,11 @@ function M.build(records, opts)
       else own_err = own_err or e.reason end
     end
     own_err = own_err or agent_err
-    local agg = #st > 0 and runner.aggregate(st) or "SKIP"
     if own_err then
       node.status, node.reason = "ERROR", own_err
-    elseif agg == "PASS" or agg == "SKIP" then
-      node.status = agg
-    elseif agg == "ERROR" then
-      node.status = "ERROR"
     else
-      node.status = "FAIL"
+      node.status = node.model.verdict == "NO TESTS" and "SKIP" or node.model.verdict
+      node.message = node.model.message
     end
     counts[node.status] = (counts[node.status] or 0) + 1
   end
@@ -245,24 +253,13 @@ function M.build(records, opts)
       end
       table.insert(by[key].cells, r)
     end
+    local crit_by = verdict.by_test(fm.criteria)
     for key, e in pairs(by) do
-      local st, reason, best = {}, nil, nil
-      for _, r in ipairs(e.cells) do st[#st + 1] = r.status end
-      e.status = runner.aggregate(st)
-      for _, r in ipairs(e.cells) do
-        if r.status == e.status and r.reason then reason = r.reason break end
-      end
-      for _, r in ipairs(e.cells) do
-        local v = r.headline and r.metrics and r.metrics[r.headline]
-        if type(v) == "number" and v == v then
-          local dir = direction(fm.criteria, r.id, r.headline)
-          if best == nil or (dir == "max" and v > best) or (dir ~= "max" and v < best) then
-            best = v
-          end
-          e.metric, e.unit = r.headline, r.unit
-        end
-      end
-      e.value, e.reason = best, reason
+      local t = verdict.test(info_of(e.cells[1]), e.cells, crit_by[e.id] or {}, fm.ended ~= nil)
+      e.test = t
+      e.status, e.reason = t.status, t.reason
+      e.value, e.metric = t.headline_value, t.headline_metric
+      e.unit = e.cells[1].units and e.metric and e.cells[1].units[e.metric]
       p.cells[key] = e
     end
     table.sort(p.tests)
@@ -271,7 +268,15 @@ function M.build(records, opts)
 
   -- incast (R7) on its receiver: the results as they are, with senders
   if #incast_recs > 0 then
-    fm.incast = { receiver = incast_recs[1].node, results = incast_recs }
+    local crit_by, by = verdict.by_test(fm.criteria), verdict.by_test(incast_recs)
+    local tests, seen = {}, {}
+    for _, r in ipairs(incast_recs) do
+      if not seen[r.id] then
+        seen[r.id] = true
+        tests[#tests + 1] = verdict.test(info_of(r), by[r.id], crit_by[r.id] or {}, fm.ended ~= nil)
+      end
+    end
+    fm.incast = { receiver = incast_recs[1].node, results = incast_recs, tests = tests }
   end
 
   -- S3 from several clients at once: per (test, cell) the aggregate
@@ -291,8 +296,10 @@ function M.build(records, opts)
       table.insert(row.clients, r)
       table.insert(row.statuses, r.status)
     end
+    local crit_by = verdict.by_test(fm.criteria)
     for _, row in ipairs(rows) do
-      row.status = runner.aggregate(row.statuses)
+      row.status = verdict.test(info_of(row.clients[1]), row.clients,
+                                crit_by[row.id] or {}, fm.ended ~= nil).status
       for _, op in ipairs { "get", "put" } do
         local bytes, el, n = 0, 0, 0
         for _, r in ipairs(row.clients) do
@@ -352,11 +359,27 @@ function M.build(records, opts)
         status = r.status, node = r.node })
     end
   end
-  local bad = (counts.FAIL or 0) + (counts.ERROR or 0)
-  for _, r in ipairs(pair_recs) do if r.status == "FAIL" or r.status == "ERROR" then bad = bad + 1 end end
-  for _, r in ipairs(incast_recs) do if r.status == "FAIL" or r.status == "ERROR" then bad = bad + 1 end end
+  -- the fleet's headline: strata.verdict over every node's tests and the
+  -- fabric rows; a node whose step or agent failed fails the fleet
+  local all = {}
+  for _, node in ipairs(fm.nodes) do
+    for _, t in ipairs(node.model.tests) do all[#all + 1] = t end
+  end
+  if fm.pairs then for _, e in pairs(fm.pairs.cells) do all[#all + 1] = e.test end end
+  for _, t in ipairs(fm.incast and fm.incast.tests or {}) do all[#all + 1] = t end
   local interrupted = not fm.ended or fm.ended.interrupted
-  fm.verdict = (bad == 0 and not interrupted) and "PASS" or "FAIL"
+  local expect
+  for _, node in ipairs(fm.nodes) do expect = expect or (node.plan and node.plan.expect) end
+  fm.verdict, fm.message = verdict.headline(all, expect, interrupted)
+  if (counts.ERROR or 0) > 0 then
+    local bad = {}
+    for _, node in ipairs(fm.nodes) do
+      if node.status == "ERROR" then bad[#bad + 1] = node.name end
+    end
+    fm.verdict = "FAIL"
+    fm.message = ("%d node%s ERROR (%s)%s"):format(#bad, #bad == 1 and "" or "s",
+      table.concat(bad, ", "), fm.message and ("; " .. fm.message) or "")
+  end
 
   -- orchestration: per step, the launch latency (srun to the node's
   -- first word) and the launcher's time beyond the slowest node's work

@@ -191,7 +191,7 @@ local function write_cells(ctx, fm)
     ws:write(r, 1, x.phase or "", F.text)
     ws:write(r, 2, x.pair and (x.pair[1] .. "->" .. x.pair[2]) or "", F.text)
     ws:write(r, 3, x.id, F.text)
-    ws:write(r, 4, common.cell_label(x.params, x.cell), F.text)
+    ws:write(r, 4, require("strata.verdict").label(x.params, x.cell), F.text)
     ws:write(r, 5, x.status, st(F, x.status))
     ws:write(r, 6, x.headline or "", F.text)
     local v = x.headline and x.metrics and x.metrics[x.headline]
@@ -271,7 +271,7 @@ local function write_incast(ctx, fm)
   for _, x in ipairs(fm.incast.results) do
     ws:write(r, 0, x.node, F.key)
     ws:write(r, 1, x.id, F.text)
-    ws:write(r, 2, common.cell_label(x.params, x.cell), F.text)
+    ws:write(r, 2, require("strata.verdict").label(x.params, x.cell), F.text)
     ws:write(r, 3, x.status, st(F, x.status))
     ws:write(r, 4, x.headline or "", F.text)
     local v = x.headline and x.metrics and x.metrics[x.headline]
@@ -470,7 +470,7 @@ function M.junit_text(fm)
   for _, key in ipairs(suites) do
     local cases, f, e, s = {}, 0, 0, 0
     for _, r in ipairs(by_node[key]) do
-      local label = common.cell_label(r.params, r.cell)
+      local label = require("strata.verdict").label(r.params, r.cell)
       local name = r.id .. (label ~= "" and ("[" .. label .. "]") or "")
         .. (r.pair and (" " .. r.pair[1] .. "->" .. r.pair[2]) or "")
       local c = ('    <testcase classname="%s" name="%s" time="%s">'):format(

@@ -13,6 +13,7 @@ local cjson = require "cjson"
 local core = require "strata.core"
 local fleet = require "strata.fleet"
 local setup = require "strata.setup"
+local spec = require "strata.spec"
 local runner = require "strata.runner"
 local journal = require "strata.journal"
 local redact = require "strata.redact"
@@ -317,9 +318,8 @@ function M.main(o, paths, argv)
                       nodes = node_info } }
   local crit = {}
   for _, c in ipairs(s.criteria) do
-    crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, text = c.text,
-                        source = c.source,
-                        expr = type(c.value) == "table" and c.text or tostring(c.value) }
+    crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
+                        ref = c.ref, text = c.text, source = c.source }
   end
   j:write { type = "thresholds", criteria = crit }
 
@@ -333,7 +333,7 @@ function M.main(o, paths, argv)
     local meta = {}
     for _, t in ipairs(tests) do
       meta[#meta + 1] = { id = t.id, layer = t.layer, title = t.title,
-                          timeout = t.timeout or 60 }
+                          timeout = t.timeout or 60, cells = #spec.cells(t) }
     end
     local w = { node = node, phase = phase, files = files, thresholds = th,
                 set = o.set, site = site, only = ids(tests), meta = meta }
@@ -496,14 +496,11 @@ function M.main(o, paths, argv)
   local fm = require("strata.fleet.model").build(j.records, { ratio = M.ratio(s, o) })
   require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
   local book = core.now() - t_book
-  io.stderr:write(("strata: fleet %s — %d nodes, %d PASS, %d FAIL, %d ERROR (node), "
-                   .. "lowest failed rung: %s\n"):format(fm.verdict, #fm.nodes,
-    fm.node_counts.PASS or 0, fm.node_counts.FAIL or 0, fm.node_counts.ERROR or 0,
-    fm.lowest_failed and (fm.lowest_failed.layer .. " (" .. fm.lowest_failed.id .. ")") or "none"))
   io.stderr:write(require("strata.fleet.report").summary_text(fm))
   io.stderr:write(("strata: wall %.2f s, bookkeeping (model + outputs) %.2f s\n"):format(wall, book))
   io.stderr:write("strata: workbook ", xlsx, "\n")
-  return fm.verdict == "PASS" and 0 or 1
+  return require("strata.verdict").exit_code { verdict = fm.verdict,
+                                             run = { interrupted = st.interrupted } }
 end
 
 return M
