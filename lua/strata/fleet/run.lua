@@ -190,14 +190,18 @@ local function start_agents(st, nodes)
     agents[n.name] = a
     pending = pending + 1
   end
-  local deadline = core.now() + (st.fl.agent_start_s or 30)
+  local t0 = core.now()
+  local deadline = t0 + (st.fl.agent_start_s or 30)
   while pending > 0 and core.now() < deadline do
     local ev = st.group:next(0.5)
     if ev and st.agents_by_id[ev.id] then
       local a = st.agents_by_id[ev.id]
       local was = a.ready or a.dead
       st.on_agent(a, ev)
-      if not was and (a.ready or a.dead) then pending = pending - 1 end
+      if not was and (a.ready or a.dead) then
+        pending = pending - 1
+        a.start_s = core.now() - t0
+      end
     end
   end
   for _, a in pairs(agents) do
@@ -210,6 +214,13 @@ local function start_agents(st, nodes)
       st.group:kill(a.id, "KILL")
     end
   end
+  local tasks = {}
+  for _, n in ipairs(nodes) do
+    local a = agents[n.name]
+    tasks[#tasks + 1] = { node = a.node, start_s = a.ready and a.start_s or nil,
+                          status = a.ready and "OK" or "ERROR", results = 0 }
+  end
+  st.j:write { type = "step", phase = "agent", wall_s = core.now() - t0, tasks = tasks }
   return agents
 end
 
@@ -482,10 +493,14 @@ function M.main(o, paths, argv)
 
   -- the agents go with their steps
   st.stopping_agents = true
+  local t_down = core.now()
   for _, a in pairs(agents) do st.group:kill(a.id, "TERM") end
   local deadline = core.now() + 10
   while st.group:running() > 0 and core.now() < deadline do st.group:next(0.5) end
   st.group:close()
+  if next(agents) then
+    j:write { type = "step", phase = "teardown", wall_s = core.now() - t_down, tasks = {} }
+  end
 
   local wall = core.now() - t_start
   j:write { type = "end", ended = core.utc(), interrupted = st.interrupted or false,
