@@ -7,9 +7,11 @@ run     salloc -N 3: the per-node rungs on every node, R2/R3 on a ring of
         clients at once against the RGW; the workbook, JSON and JUnit read
         back: node x rung matrix, pair matrix, incast, S3 aggregate with
         merged percentiles recomputed here from the journal's samples.
-faults  salloc -N 4: n2's `strata node` killed mid-run, n3's stopped
-        (SIGSTOP: hung), n4's agent port taken before its agent starts;
-        n2, n3, n4 are ERROR with their reasons, n1 stands.
+faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
+        (SIGSTOP: hung), n4's agent port taken before its agent starts,
+        n5's agent killed mid-run (pairs run the slow fixture FT1, so the
+        pair rounds take long enough); n2-n5 are ERROR with their
+        reasons, the pairs whose far end is n4 or n5 are ERROR, n1 stands.
 """
 import json
 import math
@@ -216,6 +218,7 @@ def pids_in(node, argv_head):
 def faults_mode():
     site = site_file("""  idle_slack_s: 4
   agent_start_s: 15
+  pairs: { tests: [FT1] }
 fleet_test: { sleep_s: 4 }
 """)
     # n4: its agent's port is taken before the agents start
@@ -226,14 +229,19 @@ fleet_test: { sleep_s: 4 }
     acted = {}
 
     def during(journal):
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(acted) < 2:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and len(acted) < 3:
             time.sleep(0.2)
             try:
                 recs = records(journal)
             except (OSError, ValueError):
                 continue
             started = {r["node"] for r in recs if r["type"] == "node" and r.get("phase") == "node"}
+            agents_up = any(r["type"] == "step" and r.get("phase") == "agent" for r in recs)
+            if agents_up and "n5" not in acted:
+                for pid in pids_in("n5", ["strata", "serve"]):
+                    os.kill(pid, signal.SIGKILL)
+                    acted["n5"] = pid
             for node, sig in (("n2", signal.SIGKILL), ("n3", signal.SIGSTOP)):
                 if node in started and node not in acted:
                     for pid in pids_in(node, ["strata", "node"]):
@@ -241,17 +249,18 @@ fleet_test: { sleep_s: 4 }
                         acted[node] = pid
 
     try:
-        rc, out, wall = fleet_run(4, ["--site", site, "--only", "FT1", "--only", "R2",
+        rc, out, wall = fleet_run(5, ["--site", site, "--only", "FT1", "--only", "R2",
                                       "specs/verbs", os.path.join(here, "specs")],
                                   "faults", during)
     finally:
         blocker.kill()
-        for pid in acted.values():
+        for pid in [p for p in acted.values()]:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-    check(set(acted) == {"n2", "n3"}, "n2 killed and n3 stopped mid-run (%s)" % acted)
+    check(set(acted) == {"n2", "n3", "n5"},
+          "n2 killed, n3 stopped, n5's agent killed mid-run (%s)" % acted)
     check(rc == 1, "the fleet run completes and fails (rc %d, %.1f s)" % (rc, wall))
     wb = openpyxl.load_workbook(out + ".xlsx")
     m = matrix(wb)
@@ -262,10 +271,16 @@ fleet_test: { sleep_s: 4 }
     check(m["n3"]["Status"] == "ERROR" and "hung" in why["n3"], "n3 (stopped) ERROR: %s" % why["n3"])
     check(m["n4"]["Status"] == "ERROR" and m["n4"]["FT1"] == "PASS" and "agent" in why["n4"],
           "n4 (agent never started) ERROR, its own rung stands: %s" % why["n4"])
+    check(m["n5"]["Status"] == "ERROR" and m["n5"]["FT1"] == "PASS" and "agent" in why["n5"]
+          and "Killed" in why["n5"], "n5 (agent killed mid-run) ERROR: %s" % why["n5"])
     doc = json.load(open(out + ".json"))
-    r34 = [p for p in doc["pairs"] if p["id"] == "R2" and p["to"] == "n4"]
-    check(r34 and r34[0]["status"] == "ERROR" and "n4" in (r34[0]["reason"] or ""),
-          "the pair whose far end is n4 is ERROR naming it")
+    for far in ("n4", "n5"):
+        pr = [p for p in doc["pairs"] if p["id"] == "FT1" and p["to"] == far]
+        check(pr and pr[0]["status"] == "ERROR" and far in (pr[0]["reason"] or ""),
+              "the pair whose far end is %s is ERROR naming it: %s"
+              % (far, pr and pr[0]["reason"]))
+    ok_pairs = [p for p in doc["pairs"] if p["id"] == "FT1" and p["to"] == "n2"]
+    check(ok_pairs and ok_pairs[0]["status"] == "PASS", "the pair n1 -> n2 stands: PASS")
     # Slurm ends a step whose srun is gone (slurmstepd): give it KillWait
     t0 = time.monotonic()
     while True:

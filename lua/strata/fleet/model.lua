@@ -74,11 +74,14 @@ function M.build(records, opts)
   local pair_recs, incast_recs, s3_recs = {}, {}, {}
   local layer_of = {}
   local pair_ids = {}
-  for _, id in ipairs(require("strata.fleet.plan").PAIR_TESTS) do pair_ids[id] = true end
   for _, r in ipairs(records) do
     if r.type == "run" then
       fm.run = r
       header[#header + 1] = r
+      for _, id in ipairs((r.fleet or {}).pair_tests
+                          or require("strata.fleet.plan").PAIR_TESTS) do
+        pair_ids[id] = true
+      end
       for _, n in ipairs((r.fleet or {}).nodes or {}) do
         local node = { name = n.name, addr = n.addr, features = n.features or {},
                        roles = n.roles or {}, errors = {} }

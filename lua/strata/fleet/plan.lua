@@ -60,11 +60,24 @@ function M.roles(fleet, nodes)
   return roles
 end
 
--- The phase of each selected test: { node = {ids}, pair = {ids}, ... }.
-function M.phases(order)
+-- The tests measured between node pairs: site.fleet.pairs.tests (e.g.
+-- add R4, R5 for GPU memory between nodes), default R2 and R3.
+function M.pair_tests(fleet)
+  local t = fleet and fleet.pairs and fleet.pairs.tests
+  if t == nil then return M.PAIR_TESTS end
+  if type(t) ~= "table" then
+    error(require("strata.args").usage_error(
+      "site.fleet.pairs.tests: expected a list of test IDs"), 0)
+  end
+  return t
+end
+
+-- The phase of each selected test: { node = {tests}, pair = {tests}, ... }.
+-- A pair test also runs in the node phase (loopback on the node's device).
+function M.phases(order, pair_ids)
   local out = { node = {}, pair = {}, incast = {}, s3 = {}, once = {} }
   local pair = {}
-  for _, id in ipairs(M.PAIR_TESTS) do pair[id] = true end
+  for _, id in ipairs(pair_ids or M.PAIR_TESTS) do pair[id] = true end
   for _, t in ipairs(order) do
     local ph = PHASE_OF_LAYER[t.layer] or "node"
     table.insert(out[ph], t)

@@ -298,7 +298,8 @@ function M.main(o, paths, argv)
   redact.add_from_env(s.site)
   local fl = s.site.fleet or {}
   local roles = plan.roles(fl, alloc.nodes)
-  local phases = plan.phases(order)
+  local pair_ids = plan.pair_tests(fl)
+  local phases = plan.phases(order, pair_ids)
   local t_start = core.now()
 
   local host = core.hostname()
@@ -326,7 +327,7 @@ function M.main(o, paths, argv)
             started = core.utc(), files = s.files, output = xlsx, journal = jpath,
             cwd = core.realpath("."),
             fleet = { scheduler = "slurm", job = alloc.job, nodelist = alloc.nodelist,
-                      nodes = node_info } }
+                      nodes = node_info, pair_tests = pair_ids } }
   local crit = {}
   for _, c in ipairs(s.criteria) do
     crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
