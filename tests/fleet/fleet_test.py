@@ -193,6 +193,11 @@ def run_mode():
     xml = open(out + ".xml").read()
     check('classname="n2.host.H1"' in xml and 'name="n3.s3"' in xml,
           "JUnit: suites and classnames carry the node")
+    # the journal alone rebuilds the same fleet workbook (a killed launcher)
+    p = subprocess.run([strata, "report", out + ".jsonl", "-o", out + "-replay.xlsx"],
+                       capture_output=True, text=True, env=env, cwd=root)
+    m2 = matrix(openpyxl.load_workbook(out + "-replay.xlsx")) if p.returncode == 0 else {}
+    check(p.returncode == 0 and m2 == m, "strata report rebuilds the same node x rung matrix")
     secret = [l.split("=", 1)[1].strip() for l in open(envfile(os.path.join(rgw, "env"))["S3_CREDENTIALS_FILE"])
               if l.startswith("aws_secret_access_key")][0]
     check(secret not in open(out + ".jsonl").read(), "no secret in the fleet journal")

@@ -66,9 +66,7 @@ end
 function M.build(records, opts)
   opts = opts or {}
   local fm = { run = {}, criteria = {}, nodes = {}, by_node = {}, columns = {},
-               results = {}, steps = {}, errors = {}, pairs = nil,
-               ratio = opts.ratio or { value = M.DEFAULT_RATIO,
-                                       source = "built-in default (strata.fleet.model)" } }
+               results = {}, steps = {}, errors = {}, pairs = nil }
   local header = {}
   local per_node = {}     -- name -> records for its own rungs
   local pair_recs, incast_recs, s3_recs = {}, {}, {}
@@ -192,7 +190,10 @@ function M.build(records, opts)
   end
   fm.node_counts = counts
 
-  -- outliers: per (test, cell) numeric headline across nodes
+  -- outliers: per (test, cell) numeric headline across nodes; the
+  -- tolerance as the run recorded it (thresholds, --set), else 0.9
+  fm.ratio = opts.ratio or (fm.run.fleet or {}).node_ratio
+    or { value = M.DEFAULT_RATIO, source = "built-in default (strata.fleet.model)" }
   local ratio = fm.ratio.value
   local cellvals = {}     -- id|cell -> { {node, value} }
   local order = {}

@@ -327,7 +327,7 @@ function M.main(o, paths, argv)
             started = core.utc(), files = s.files, output = xlsx, journal = jpath,
             cwd = core.realpath("."),
             fleet = { scheduler = "slurm", job = alloc.job, nodelist = alloc.nodelist,
-                      nodes = node_info, pair_tests = pair_ids } }
+                      nodes = node_info, pair_tests = pair_ids, node_ratio = M.ratio(s, o) } }
   local crit = {}
   for _, c in ipairs(s.criteria) do
     crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
@@ -509,7 +509,7 @@ function M.main(o, paths, argv)
   j:close()
 
   local t_book = core.now()
-  local fm = require("strata.fleet.model").build(j.records, { ratio = M.ratio(s, o) })
+  local fm = require("strata.fleet.model").build(journal.read(jpath))
   require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
   local book = core.now() - t_book
   io.stderr:write(require("strata.fleet.report").summary_text(fm))
@@ -517,6 +517,18 @@ function M.main(o, paths, argv)
   io.stderr:write("strata: workbook ", xlsx, "\n")
   return require("strata.verdict").exit_code { verdict = fm.verdict,
                                              run = { interrupted = st.interrupted } }
+end
+
+-- `strata report FLEET.jsonl`: the fleet outputs rebuilt from a fleet
+-- journal (after a killed launcher: every record it had is there).
+function M.report(recs, o, path)
+  local fm = require("strata.fleet.model").build(recs)
+  local xlsx = o.output or (path:gsub("%.jsonl$", "") .. ".xlsx")
+  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
+  io.stderr:write(require("strata.fleet.report").summary_text(fm))
+  io.stderr:write(("strata: %d results of %d nodes from %s -> %s\n"):format(
+    #fm.results, #fm.nodes, path, xlsx))
+  return 0
 end
 
 return M
