@@ -94,6 +94,7 @@ end
 
 local function sheet(ctx, name, widths)
   local ws = ctx.wb:worksheet(name)
+  ws:setup { landscape = true, fit_width = 1, fit_height = 0 }
   for c, w in ipairs(widths or {}) do ws:set_column(c - 1, c - 1, w) end
   return ws
 end
@@ -106,7 +107,7 @@ local function st(F, s) return F.status[s] or F.text end
 
 local function write_summary(ctx, fm)
   local F = ctx.F
-  local ws = sheet(ctx, "Summary", { 10, 9, 26, 9 })
+  local ws = sheet(ctx, "Summary", { 20, 11, 26, 9 })
   local f = fm.run.fleet or {}
   ws:write(0, 0, "strata fleet validation", F.title)
   local r = 2
@@ -115,7 +116,9 @@ local function write_summary(ctx, fm)
     ws:write(r, 1, v, fmt_ or F.text)
     r = r + 1
   end
-  kv("Verdict", fm.verdict, st(F, fm.verdict == "PASS" and "PASS" or "FAIL"))
+  kv("Verdict", fm.verdict, st(F, fm.verdict == "PASS" and "PASS"
+     or fm.verdict == "INCOMPLETE" and "INCOMPLETE" or "FAIL"))
+  kv("Why", fm.message or "")
   kv("Lowest failed rung", lowest_text(fm.lowest_failed))
   kv("Nodes", ("%d (%s)"):format(#fm.nodes, tostring(f.nodelist)))
   kv("Slurm job", tostring(f.job))
@@ -133,6 +136,7 @@ local function write_summary(ctx, fm)
   for _, c in ipairs(fm.columns) do cols[#cols + 1] = c.id end
   cols[#cols + 1] = "Why (node ERROR)"
   header(ws, F, r, cols)
+  ws:set_row(r, 30)
   ws:freeze_panes(r + 1, 1)
   local first = r + 1
   r = r + 1
