@@ -102,7 +102,8 @@ function M.pairs(names, how, max)
       for j = i + 1, n do out[#out + 1] = { names[i], names[j] } end
     end
   else
-    error(("site.fleet.pairs.mode: '%s' is not ring or all"):format(tostring(how)), 0)
+    error(require("strata.args").usage_error(
+      ("site.fleet.pairs.mode: '%s' is not ring or all"):format(tostring(how))), 0)
   end
   if max and #out > max then
     for i = #out, max + 1, -1 do out[i] = nil end

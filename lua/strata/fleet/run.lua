@@ -299,6 +299,7 @@ function M.main(o, paths, argv)
   local fl = s.site.fleet or {}
   local roles = plan.roles(fl, alloc.nodes)
   local pair_ids = plan.pair_tests(fl)
+  plan.pairs({ "a", "b" }, (fl.pairs or {}).mode)   -- a bad mode: exit 2 now
   local phases = plan.phases(order, pair_ids)
   local t_start = core.now()
 
