@@ -35,6 +35,9 @@ check(p.rows[19].size == 2097152 and p.rows[19].ip.algbw == 4360.4, "nccl 4360.4
 check(p.out_of_bounds == 0 and p.avg_busbw == 0, "nccl footer")
 local s = nccl.summary(p)
 check(s.wrong == 0 and s.max_size == 8589934592, "nccl summary")
+-- the headline is out-of-place: one rank's in-place "2e+07 GB/s" is no figure
+check(s.algbw_gbs == 2136.0 and s.busbw_gbs == 0 and s.busbw_inplace_gbs == 0,
+      "nccl summary takes out-of-place, in-place apart")
 local bad = slurp(fix .. "/nccl_all_reduce_perf.txt")
   :gsub("(4021%.55  2136%.0    0%.00)       0", "%1       3")
 check(nccl.summary(nccl.parse(bad)).wrong == 3, "nccl wrong counted")
