@@ -7,6 +7,9 @@ run     salloc -N 3: the per-node rungs on every node, R2/R3 on a ring of
         clients at once against the RGW; the workbook, JSON and JUnit read
         back: node x rung matrix, pair matrix, incast, S3 aggregate with
         merged percentiles recomputed here from the journal's samples.
+sbatch  the shipped packaging/slurm/strata-fleet.sbatch, submitted with
+        sbatch -N 3 --wait: the batch script runs on the job's first node
+        (inside its namespace) and writes the fleet outputs.
 faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
         (SIGSTOP: hung), n4's agent port taken before its agent starts,
         n5's agent killed mid-run (pairs run the slow fixture FT1, so the
@@ -297,6 +300,31 @@ fleet_test: { sleep_s: 4 }
           % (time.monotonic() - t0, left))
 
 
-{"run": run_mode, "faults": faults_mode}[mode]()
+def sbatch_mode():
+    out = os.path.join(work, "sbatch")
+    os.makedirs(out, exist_ok=True)
+    site = os.path.join(work, "site-sbatch.yaml")
+    with open(site, "w") as f:
+        f.write("site: { name: fleet-bed, expect: [host] }\n")
+    e = dict(env, STRATA=strata, SITE=site, OUT=out)
+    p = subprocess.run(["sbatch", "-N", "3", "--wait", "--chdir", work,
+                        os.path.join(root, "packaging", "slurm", "strata-fleet.sbatch"),
+                        "--only", "H1", "--set", "H1.load1_per_cpu.max=none",
+                        os.path.join(root, "specs")],
+                       env=e, capture_output=True, text=True, timeout=240)
+    sys.stdout.write(p.stdout + p.stderr)
+    check(p.returncode == 0, "sbatch --wait of the example exits 0 (%d)" % p.returncode)
+    wb = os.path.join(out, "fleet.xlsx")
+    m = matrix(openpyxl.load_workbook(wb)) if os.path.exists(wb) else {}
+    run = [r for r in records(os.path.join(out, "fleet.jsonl")) if r["type"] == "run"]
+    nodes = [n["name"] for n in run[0]["fleet"]["nodes"]] if run else []
+    check(len(nodes) == 3 and sorted(m) == sorted(nodes)
+          and all(m[n]["H1"] == "PASS" for n in m),
+          "the batch job's workbook: H1 PASS on its 3 nodes %s" % nodes)
+    check(run and run[0]["host"] == nodes[0], "the launcher ran on the job's first node (%s)"
+          % (run and run[0]["host"]))
+
+
+{"run": run_mode, "faults": faults_mode, "sbatch": sbatch_mode}[mode]()
 print("%d failed" % len(fails))
 sys.exit(1 if fails else 0)
