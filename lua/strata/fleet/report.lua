@@ -18,7 +18,7 @@ local function matrix_rows(fm)
                   outliers = n.outliers and #n.outliers or 0, cells = {} }
     for _, c in ipairs(fm.columns) do
       local t = n.tests[c.id]
-      row.cells[#row.cells + 1] = t and t.status or ""
+      row.cells[#row.cells + 1] = t and t.status or "-"   -- not run on this node
     end
     rows[#rows + 1] = row
   end
@@ -51,13 +51,15 @@ function M.summary_text(fm)
   if fm.pairs then
     for _, id in ipairs(fm.pairs.tests) do
       p(id, " pairs:")
-      for key, e in pairs(fm.pairs.cells) do
-        if e.id == id then
-          p(("  %s -> %s  %s%s%s"):format(e.a, e.b, e.status,
-            e.value and ("  " .. e.metric .. " = " .. fmt(e.value)) or "",
-            e.reason and ("  (" .. e.reason .. ")") or ""))
+      for _, a in ipairs(fm.pairs.names) do
+        for _, b in ipairs(fm.pairs.names) do
+          local e = fm.pairs.cells[id .. "|" .. a .. "|" .. b]
+          if e then
+            p(("  %s -> %s  %s%s%s"):format(e.a, e.b, e.status,
+              e.value and ("  " .. e.metric .. " = " .. fmt(e.value)) or "",
+              e.reason and ("  (" .. e.reason .. ")") or ""))
+          end
         end
-        local _ = key
       end
     end
   end
@@ -152,7 +154,8 @@ local function write_summary(ctx, fm)
   for i = 1, #fm.columns do ws:set_column(3 + i, 3 + i, 8) end
   ws:set_column(4 + #fm.columns, 4 + #fm.columns, 70)
   r = r + 1
-  ws:write(r, 0, ("Columns: the node's own rungs (%d nodes x %d tests, %d rows from row %d). "
+  ws:write(r, 0, ("Columns: the node's own rungs (%d nodes x %d tests, %d rows from row %d; "
+    .. "- = not run on that node, e.g. a cluster-wide row run on the first node only). "
     .. "Pair, incast and multi-client S3 rows: sheets Pairs, Incast, S3."):format(
     #fm.nodes, #fm.columns, #fm.nodes, first + 1), F.note)
 end
