@@ -86,7 +86,9 @@ static enum verbs_code lat_pingpong(struct verbs_side *s,
   uint64_t timeout_ns = (uint64_t)(t->timeout_s * 1e9);
   uint32_t len = (uint32_t)t->size;
   int inl = len <= s->max_inline, outstanding = 0;
-  int sig_every = t->tx_depth > 1 ? t->tx_depth / 2 : 1;
+  /* as perftest: every WRITE signaled (run_iter_lat_write), a SEND one
+   * in cq_mod (run_iter_lat_send); the send queue holds cq_mod + 1 */
+  int sig_every = t->op == VERBS_OP_SEND ? t->cq_mod : 1;
   uint64_t prev = 0;
   struct ibv_wc wc;
   enum verbs_code rc;
