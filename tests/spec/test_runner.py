@@ -70,7 +70,11 @@ class Verdicts(Tmp):
         ck = t2[(4096, 1)]["checks"][0]
         self.assertIn("bw_gbps >= 0.5 x site.rdma.line_rate_gbps (= 10)",
                       ck["text"])
-        self.assertIn("ladder.lua:", ck["source"])
+        # the criterion's own line, not that of `test {`
+        self.assertTrue(ck["source"].endswith("ladder.lua:19"), ck["source"])
+        self.assertEqual((ck["criterion"], ck["op"], ck["limit"]),
+                         ("bw_gbps", "min", 10))
+        self.assertEqual(ck["expr"], "0.5 * site.rdma.line_rate_gbps")
         # T3 is judged against the same cell of T2 (qps=1 matches first)
         self.assertEqual([c["status"] for c in res["T3"]], ["PASS", "PASS"])
         self.assertEqual(status["T4"], ["ERROR"])
@@ -118,6 +122,9 @@ class Verdicts(Tmp):
                    os.path.join(FIX, "site.yaml"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("ok: 9 tests", p.stdout)
+        # the shipped runbook loads (units, criteria lines, charts' specs)
+        p = strata("check", os.path.join(HERE, "../../specs"))
+        self.assertEqual(p.returncode, 0, p.stderr)
         p = strata("check", os.path.join(FIX, "ladder.lua"), "--site",
                    os.path.join(FIX, "thresholds.yaml"))
         self.assertIn("needs site.rdma.line_rate_gbps", p.stderr)
@@ -253,8 +260,8 @@ class BadInput(Tmp):
 
 
 class KillSafe(Tmp):
-    def start(self):
-        return subprocess.Popen([BIN, "run", os.path.join(FIX, "slow.lua"),
+    def start(self, spec="slow.lua"):
+        return subprocess.Popen([BIN, "run", os.path.join(FIX, spec),
                                  "-o", self.path("k.xlsx")],
                                 stderr=subprocess.PIPE, text=True)
 
@@ -262,12 +269,20 @@ class KillSafe(Tmp):
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
-                if len(results(journal(self.path("k.jsonl")))) >= n:
+                recs = journal(self.path("k.jsonl"))
+                if sum(r["type"] == "result" for r in recs) >= n:
                     return
             except (OSError, ValueError):
                 pass
             time.sleep(0.05)
         self.fail("no results appeared")
+
+    def report(self):
+        q = strata("report", self.path("k.jsonl"), "--json",
+                   self.path("k.json"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        with open(self.path("k.json")) as f:
+            return json.load(f)
 
     def test_kill_9_then_report(self):
         p = self.start()
@@ -278,14 +293,82 @@ class KillSafe(Tmp):
         self.assertGreaterEqual(len(done), 2)
         self.assertLess(len(done), 6)
         self.assertFalse(os.path.exists(self.path("k.xlsx")))
-        q = strata("report", self.path("k.jsonl"), "--json", self.path("k.json"))
-        self.assertEqual(q.returncode, 0, q.stderr)
+        doc = self.report()
         self.assertTrue(os.path.exists(self.path("k.xlsx")))
-        with open(self.path("k.json")) as f:
-            doc = json.load(f)
-        ids = [t["id"] for t in doc["tests"]]
-        self.assertEqual(ids, sorted(done, key=lambda k: int(k[1:])))
+        # every planned test is listed; those that never ran as NOT RUN
+        st = {t["id"]: t["status"] for t in doc["tests"]}
+        self.assertEqual(sorted(st, key=lambda k: int(k[1:])),
+                         ["S%d" % i for i in range(1, 7)])
+        for tid in st:
+            self.assertEqual(st[tid], "PASS" if tid in done else "NOT RUN",
+                             (tid, st))
         self.assertTrue(doc["run"]["interrupted"])
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
+        self.assertIsNone(doc.get("lowest_failed"))
+
+    def test_kill_9_mid_matrix_is_incomplete(self):
+        import openpyxl
+        p = self.start("matrix_slow.lua")
+        self.wait_results(2)
+        p.kill()
+        p.wait()
+        n = len(results(journal(self.path("k.jsonl")))["M1"])
+        self.assertLess(n, 6)
+        doc = self.report()
+        t = {t["id"]: t for t in doc["tests"]}
+        self.assertEqual(t["M1"]["status"], "INCOMPLETE")
+        self.assertIn("%d of 6 cells recorded" % n, t["M1"]["reason"])
+        self.assertEqual(t["M2"]["status"], "NOT RUN")
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
+        s = openpyxl.load_workbook(self.path("k.xlsx"))["Summary"]
+        self.assertEqual(s["A4"].value, "INCOMPLETE")
+        self.assertIn("Not measured: host (M1 INCOMPLETE", s["D4"].value)
+        self.assertIn("verbs (M2 NOT RUN", s["D4"].value)
+        rows = {r[0]: r for r in s.iter_rows(values_only=True)}
+        self.assertEqual(rows["M1"][2], "INCOMPLETE")
+        self.assertEqual(rows["M2"][2], "NOT RUN")
+        # JUnit: the cells never recorded and the test never run are skipped
+        q = strata("report", self.path("k.jsonl"), "--junit", self.path("k.xml"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        import xml.etree.ElementTree as ET
+        cases = {c.get("name"): c for c in ET.parse(self.path("k.xml")).iter("testcase")}
+        self.assertTrue(cases["M1[not recorded]"].find("skipped").get(
+            "message").startswith("INCOMPLETE: %d of 6 cells recorded" % n))
+        self.assertTrue(cases["M2"].find("skipped").get("message").startswith(
+            "NOT RUN: "))
+
+    def test_sigint_is_stopped(self):
+        p = self.start("matrix_slow.lua")
+        self.wait_results(2)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 1, err)
+        self.assertNotIn("lowest failed rung", err)
+        recs = journal(self.path("k.jsonl"))
+        last = [r for r in recs if r["type"] == "result"][-1]
+        self.assertEqual(last["status"], "STOPPED", last)
+        self.assertEqual(last["outcome"]["kind"], "stopped")
+        doc = self.report()
+        t = {t["id"]: t for t in doc["tests"]}
+        self.assertEqual(t["M1"]["status"], "STOPPED")
+        self.assertEqual(t["M2"]["status"], "NOT RUN")
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
+        self.assertIsNone(doc.get("lowest_failed"))
+
+    def test_old_journal_interrupted_is_stopped(self):
+        # journals written before the outcome field: "ERROR interrupted"
+        with open(self.path("k.jsonl"), "w") as f:
+            for rec in (
+                {"type": "run", "started": "2026-11-29T19:00:00Z"},
+                {"type": "result", "id": "A1", "layer": "host",
+                 "title": "old", "cell": {}, "cells": 1, "params": [],
+                 "status": "ERROR", "reason": "interrupted"},
+                {"type": "end", "ended": "2026-11-29T19:00:01Z",
+                 "interrupted": True}):
+                f.write(json.dumps(rec) + "\n")
+        doc = self.report()
+        self.assertEqual(doc["tests"][0]["status"], "STOPPED")
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
 
     def test_sigterm_writes_workbook(self):
         p = self.start()
@@ -298,6 +381,269 @@ class KillSafe(Tmp):
         recs = journal(self.path("k.jsonl"))
         self.assertEqual(recs[-1]["type"], "end")
         self.assertTrue(recs[-1]["interrupted"])
+
+
+class Charts(Tmp):
+    """Every chart of the shipped GPU specs draws: the workbook rebuilt from
+    the journal of a real run (bench/gpu/results, an H200 x2 VM,
+    2026-11-29) has each t.table chart, its series pointing at the table's
+    own columns, bandwidth axes from zero."""
+
+    JOURNAL = os.path.join(HERE, "../../bench/gpu/results/"
+                           "run-h200x2-2026-11-29.jsonl")
+
+    def test_gpu_charts_draw(self):
+        import openpyxl
+        out = self.path("g.xlsx")
+        q = strata("report", self.JOURNAL, "-o", out)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        wb = openpyxl.load_workbook(out)
+        for ws in wb.worksheets:
+            for row in ws.iter_rows(values_only=True):
+                for v in row:
+                    self.assertFalse(isinstance(v, str) and
+                                     v.startswith("Chart not drawn"), ws.title)
+        seen = 0
+        for name in ("G4", "G5"):
+            ws = wb[[n for n in wb.sheetnames if n.startswith(name + " ")][0]]
+            self.assertEqual(len(ws._charts), 3, name)  # pivot + 2 tables
+            for ch in ws._charts:
+                self.assertEqual(ch.y_axis.scaling.min, 0, name)
+                for s in ch.series:
+                    ref = (s.val or s.yVal).numRef.f
+                    col, r0 = ref.split("!")[1].split(":")[0].split("$")[1:3]
+                    head = ws["%s%d" % (col, int(r0) - 1)].value
+                    if type(ch).__name__ == "ScatterChart":
+                        xref = s.xVal.numRef.f.split("!")[1].split(":")[0]
+                        xc, xr = xref.split("$")[1:3]
+                        self.assertEqual(ws["%s%d" % (xc, int(xr) - 1)].value,
+                                         "bytes", name)
+                        self.assertEqual(head, "GB/s (median)", name)
+                        seen += 1
+                    else:
+                        self.assertEqual(head, "gbps (GB/s)", name)
+                        self.assertEqual(type(ch).__name__, "BarChart")
+        self.assertEqual(seen, 4)
+
+    def test_bad_chart_is_the_specs_error(self):
+        f = self.path("c.lua")
+        with open(f, "w") as fh:
+            fh.write('test { id = "C1", layer = "host", title = "bad chart",\n'
+                     '  run = function(t)\n'
+                     '    t.table("t", { "a", "b" }, { { 1, 2 } }, { x = 1, y = { 3 } })\n'
+                     '    return {}\n  end }\n')
+        p = strata("run", f, "-o", self.path("c.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        r = results(journal(self.path("c.jsonl")))["C1"][0]
+        self.assertEqual(r["status"], "ERROR")
+        self.assertIn(f + ":3:", r["reason"])
+        self.assertIn("y = 3 is not a column number 1..2", r["reason"])
+
+
+class Compare(Tmp):
+    """strata diff on two real runs of specs/host, and run --baseline."""
+
+    SPECS = os.path.join(HERE, "../../specs/host")
+
+    def run_host(self, name, *extra):
+        p = strata("run", self.SPECS, "-o", self.path(name + ".xlsx"), *extra)
+        self.assertIn(p.returncode, (0, 1), p.stderr)  # H1 judges the load
+        return results(journal(self.path(name + ".jsonl")))
+
+    def test_diff_two_runs(self):
+        import openpyxl
+        a, b = self.run_host("a"), self.run_host("b")
+        p = strata("diff", self.path("a.jsonl"), self.path("b.jsonl"), "-o",
+                   self.path("d.xlsx"), "--tolerance", "1000")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)  # all within
+        for tid in ("H1", "H2", "H3"):
+            self.assertIn(tid, p.stdout)
+        ws = openpyxl.load_workbook(self.path("d.xlsx"))["Diff"]
+        rows = {r[0]: r for r in ws.iter_rows(min_row=6, values_only=True)}
+        va = a["H3"][0]["metrics"]["loopback_gbps"]
+        vb = b["H3"][0]["metrics"]["loopback_gbps"]
+        self.assertEqual(rows["H3"][3:6], ("loopback_gbps", va, vb))
+        self.assertAlmostEqual(rows["H3"][6], (vb - va) / va * 100)
+
+    def test_diff_flags_changes(self):
+        import openpyxl
+        self.run_host("a")
+        # B: run A's journal with three changes a real regression shows:
+        # H3 at half the bandwidth, H2 failing, another MTU on the NIC
+        recs = journal(self.path("a.jsonl"))
+        for r in recs:
+            if r["type"] == "result" and r["id"] == "H3":
+                r["metrics"]["loopback_gbps"] /= 2
+            if r["type"] == "result" and r["id"] == "H2":
+                r["outcome"] = {"kind": "ok", "fail": "constructed"}
+            if r["type"] == "result" and r["id"] == "H1":
+                r["metrics"]["cpu_model"] += " (replaced)"
+            if r["type"] == "inventory":
+                nic = r["data"]["nics"][0]
+                nic["mtu"] = nic.get("mtu", 1500) + 1000
+                name = nic["name"]
+        with open(self.path("b.jsonl"), "w") as f:
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+        p = strata("diff", self.path("a.jsonl"), self.path("b.jsonl"), "-o",
+                   self.path("d.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("H2       host     PASS -> FAIL  VERDICT WORSE", p.stdout)
+        self.assertRegex(p.stdout, r"loopback_gbps .* -50\.0%  worse")
+        self.assertIn("nics[%s].mtu" % name, p.stdout)
+        wb = openpyxl.load_workbook(self.path("d.xlsx"))
+        ws = wb["Diff"]
+        rows = {r[0].value: r for r in ws.iter_rows(min_row=6)}
+        self.assertEqual(rows["H3"][9].value, "worse")
+        self.assertEqual(rows["H3"][6].fill.fgColor.rgb[-6:], "FFC7CE")
+        self.assertIn("test PASS -> FAIL", rows["H2"][9].value)
+        inv = {r[0]: r for r in wb["Inventory diff"].iter_rows(min_row=4,
+                                                              values_only=True)}
+        self.assertIn("nics[%s].mtu" % name, inv)
+        self.assertIn("H1 cpu_model", inv)   # a fact a test measured
+
+    def test_baseline(self):
+        import openpyxl
+        a = self.run_host("a")
+        va = a["H3"][0]["metrics"]["loopback_gbps"]
+        c = self.run_host("c", "--baseline", self.path("a.jsonl"), "--set",
+                          "H3.loopback_gbps.min=0.01 * baseline.loopback_gbps")
+        ck = [k for k in c["H3"][0]["checks"] if k["metric"] == "loopback_gbps"][0]
+        self.assertAlmostEqual(ck["limit"], 0.01 * va)
+        self.assertTrue(ck["ok"], ck)
+        wb = openpyxl.load_workbook(self.path("c.xlsx"))
+        s = wb["Summary"]
+        hr = [r[0].row for r in s.iter_rows() if r[0].value == "ID"][0]
+        hdr = [x.value for x in s[hr]]
+        self.assertIn("vs baseline %", hdr)
+        rows = {r[0]: r for r in s.iter_rows(min_row=hr + 1, values_only=True)}
+        vc = c["H3"][0]["metrics"]["loopback_gbps"]
+        self.assertAlmostEqual(rows["H3"][hdr.index("vs baseline %")],
+                               (vc - va) / va * 100)
+        h3 = wb[[n for n in wb.sheetnames if n.startswith("H3")][0]]
+        got = {}
+        for row in h3.iter_rows(values_only=True):
+            if row[0] == "loopback_gbps":
+                got = row
+        self.assertEqual(got[4], va)   # Baseline column
+        # the report of c's journal needs nothing but the journal
+        q = strata("report", self.path("c.jsonl"), "-o", self.path("c2.xlsx"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        s2 = openpyxl.load_workbook(self.path("c2.xlsx"))["Summary"]
+        self.assertEqual([x.value for x in s2[hr]], hdr)
+
+    def test_baseline_missing(self):
+        c = self.run_host("c", "--set", "H3.loopback_gbps.min=baseline.loopback_gbps")
+        self.assertEqual(c["H3"][0]["status"], "ERROR")
+        self.assertIn("needs a baseline: strata run --baseline",
+                      c["H3"][0]["reason"])
+        self.run_host("a")
+        c = self.run_host("c", "--baseline", self.path("a.jsonl"), "--set",
+                          "H3.nothing.min=baseline.nothing")
+        self.assertIn("the baseline did not report nothing",
+                      c["H3"][0]["reason"])
+        p = strata("run", self.SPECS, "-o", self.path("x.xlsx"), "--baseline",
+                   self.path("absent.jsonl"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--baseline " + self.path("absent.jsonl"), p.stderr)
+
+
+class Progress(Tmp):
+    def test_plain_line_without_terminal(self):
+        f = self.path("p.lua")
+        with open(f, "w") as fh:
+            fh.write('local core = require "strata.core"\n'
+                     'test { id = "P1", layer = "host", title = "slow",\n'
+                     '  matrix = { n = { 1, 2 } },\n'
+                     '  run = function() core.sleep(1.2) return {} end }\n')
+        # stderr is a pipe here, as in CI logs and nohup runs
+        p = strata("run", f, "-o", self.path("p.xlsx"),
+                   env={"STRATA_PROGRESS_EVERY": "0.4"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("\r", p.stderr)
+        self.assertRegex(p.stderr, r"strata: test 1/1 P1, cell 1/2 n=1, "
+                         r"\d+ s in this cell, \d+ s in all\n")
+        self.assertIn("cell 2/2 n=2", p.stderr)
+
+
+class Incomplete(Tmp):
+    """Rungs that were not measured make the run INCOMPLETE, not PASS; a
+    cell that skips inside a passing test shows on the Summary."""
+
+    def run_skips(self, *extra):
+        out = self.path("i.xlsx")
+        p = strata("run", os.path.join(FIX, "skips.lua"), "-o", out,
+                   "--json", self.path("i.json"), *extra)
+        with open(self.path("i.json")) as f:
+            doc = json.load(f)
+        import openpyxl
+        return p, doc, openpyxl.load_workbook(out)["Summary"]
+
+    def test_skipped_rung_is_incomplete(self):
+        p, doc, s = self.run_skips()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
+        self.assertIn("Not measured: gpu (K2 SKIP: no GPU in this fixture)",
+                      p.stderr)
+        self.assertEqual(s["A4"].value, "INCOMPLETE")
+        self.assertIn("K2 SKIP: no GPU in this fixture", s["D4"].value)
+        rows = {r[0]: r for r in s.iter_rows(values_only=True)}
+        self.assertEqual(rows["K3"][2], "PASS")
+        self.assertEqual(rows["K3"][7], "1 of 2 cells skipped: [peer=p2p] "
+                         "one GPU: no peer to copy to")
+
+    def test_bad_expect(self):
+        bad = self.path("site.yaml")
+        with open(bad, "w") as f:
+            f.write("site:\n  expect: host\n")
+        p = strata("run", os.path.join(FIX, "skips.lua"), "--site", bad,
+                   "-o", self.path("i.xlsx"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(bad + ": site.expect must be a list of layers", p.stderr)
+
+    def test_site_expects_only_host(self):
+        p, doc, s = self.run_skips("--site",
+                                   os.path.join(FIX, "site-expect-host.yaml"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "PASS")
+        self.assertEqual(s["D4"].value,
+                         "Every rung the site expects was measured and "
+                         "passed. 1 skipped test on rungs the site does not "
+                         "expect.")
+
+
+class Replay(Tmp):
+    """`strata report` of a journal gives the live run's workbook, cell for
+    cell (values, formats' fills, merged ranges, charts)."""
+
+    def cells(self, path):
+        import openpyxl
+        wb = openpyxl.load_workbook(path)
+        out = {}
+        for ws in wb.worksheets:
+            sheet = {}
+            for row in ws.iter_rows():
+                for c in row:
+                    if c.value is not None:
+                        sheet[c.coordinate] = (c.value, c.number_format,
+                                               c.fill.fgColor.rgb)
+            out[ws.title] = (sheet, sorted(map(str, ws.merged_cells.ranges)),
+                             len(ws._charts), ws.freeze_panes)
+        return out
+
+    def test_report_reproduces_run(self):
+        live = self.path("live.xlsx")
+        p = strata("run", os.path.join(FIX, "ladder.lua"), "--site",
+                   os.path.join(FIX, "site.yaml"), "-o", live)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        q = strata("report", self.path("live.jsonl"), "-o",
+                   self.path("again.xlsx"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        a, b = self.cells(live), self.cells(self.path("again.xlsx"))
+        self.assertEqual(list(a), list(b))
+        for name in a:
+            self.assertEqual(a[name], b[name], name)
+        self.assertGreater(len(a["Summary"][0]), 50)
 
 
 class Secrets(Tmp):
@@ -393,6 +739,9 @@ class Workbook(Tmp):
         text = " ".join(str(c.value) for row in ws.iter_rows() for c in row
                         if c.value is not None)
         self.assertIn("s3", text)   # lowest failed rung is named
+        # no absolute spec paths: criteria and reasons name ladder.lua:N
+        self.assertNotIn(FIX + "/", text)
+        self.assertIn("ladder.lua:36: the endpoint said no", text)
         # the matrix test has its own sheet with a chart
         t2 = [n for n in wb.sheetnames if n.startswith("T2")]
         self.assertTrue(t2, wb.sheetnames)
@@ -401,6 +750,19 @@ class Workbook(Tmp):
         # trip from the cell's process as integers)
         t1 = [n for n in wb.sheetnames if n.startswith("T1")]
         self.assertTrue(t1 and wb[t1[0]]._charts, wb.sheetnames)
+        # Metrics: FAIL only on a metric whose check failed
+        m = wb["Metrics"]
+        hdr = [c.value for c in m[4]]
+        self.assertEqual(hdr[3:7], ["Metric", "Value", "Unit", "Check"])
+        marks = {}
+        for row in m.iter_rows(min_row=5, values_only=True):
+            if row[0] == "T2" and row[2] == "size=4096,qps=1":
+                marks[row[3]] = row[6]
+        self.assertEqual(marks, {"bw_gbps": "PASS", "lat.p50": None,
+                                 "lat.p99": None})
+        for row in m.iter_rows(min_row=5, values_only=True):
+            if row[6] == "FAIL":
+                self.assertEqual(row[3], "bw_gbps", row)
         import xml.etree.ElementTree as ET
         root = ET.parse(self.path("w.xml")).getroot()
         errors = sum(int(s.get("errors", 0)) for s in root.iter("testsuite"))

@@ -76,14 +76,8 @@ local function port_counters(s)
   return ok3 and c or nil
 end
 
-local function is_error(name)
-  if name:find("cnp") or name:find("ecn") then return false end
-  for _, p in ipairs { "err", "seq", "timeout", "out_of", "duplicate",
-                       "discard", "drop", "nak", "retry" } do
-    if name:find(p, 1, true) then return true end
-  end
-  return false
-end
+-- What an error counter is: strata.lib.rdma_errors, as for every reader.
+local is_error = require("strata.lib.rdma_errors").is_error
 
 -- One measured phase over RDMA (mode "rc") or HTTP ("tcp"): the server's
 -- counters before and after, the three witnesses judged, metrics under
