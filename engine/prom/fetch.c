@@ -1,6 +1,6 @@
 /*
  * fetch.c - a Prometheus exposition fetched over the shared HTTP layer
- * (engine/http) and parsed; sums; an instant-query reply's value.
+ * (engine/http) and parsed; sums over samples.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,18 +39,4 @@ double prom_sum(const struct prom_doc *d, const char *name, int *found)
   if(found)
     *found = n;
   return sum;
-}
-
-int prom_query_value(const char *json, double *out)
-{
-  const char *p = strstr(json, "\"result\"");
-  char *end;
-  if(!p || !(p = strstr(p, "\"value\"")) || !(p = strchr(p, '[')) ||
-     !(p = strchr(p, ',')))
-    return -1;
-  p++;
-  while(*p == ' ' || *p == '"')
-    p++;
-  *out = strtod(p, &end);
-  return end == p ? -1 : 0;
 }

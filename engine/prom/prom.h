@@ -1,8 +1,7 @@
 /*
  * prom.h - the Prometheus client: the text exposition format (version
  * 0.0.4) parsed in C, an exposition fetched over the shared HTTP layer
- * (engine/http), sums over samples, and the value of an instant-query
- * API reply.  Used by the counters sampler, the S3 and S3-over-RDMA
+ * (engine/http) and sums over samples.  Used by the counters sampler, the S3 and S3-over-RDMA
  * workloads; Lua: require "strata.prom" (docs/prom.md).  No lua.h.
  */
 #ifndef STRATA_PROM_H
@@ -54,10 +53,5 @@ int prom_fetch(const struct http_req *r, struct prom_doc *doc, char *err,
 /* Sum of every sample named name, whatever its labels; *found (if given)
  * gets how many there were. */
 double prom_sum(const struct prom_doc *d, const char *name, int *found);
-
-/* The value of a Prometheus instant query's first result
- * ({"data":{"result":[{"value":[t,"v"]}]}}) in json.  0, or -1 when the
- * reply holds no result. */
-int prom_query_value(const char *json, double *out);
 
 #endif
