@@ -11,7 +11,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 
-#include "counters.h"
+#include "prom.h"
 #include "s3_lua.h"
 #include "strata.h"
 #include "workload.h"
