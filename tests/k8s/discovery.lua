@@ -21,6 +21,25 @@ if mode == "forbid" then
   os.exit(fails == 0 and 0 or 1)
 end
 
+if mode == "r8" then
+  -- R8's pods path on the recorded Node: the resource the node advertises,
+  -- the ports the pod sees (an inventory shaped as verbs.inventory's)
+  local r8 = require "strata.k8s.r8"
+  local nr = r8.node_resource(cfg, "gpu-node-1", "rdma/rdma_shared_device_a")
+  check(nr.allocatable == 63 and nr.capacity == 63, "node resource 63/63")
+  local gone = r8.node_resource(cfg, "gpu-node-1", "rdma/hca_shared_devices_b")
+  check(gone.allocatable == 0, "a resource the node lacks is 0 (R8 then FAILs rdma_allocatable)")
+  local ok, err = pcall(r8.node_resource, cfg, "gpu-node-9", "rdma/rdma_shared_device_a")
+  check(not ok and tostring(err):find("HTTP 404", 1, true), "unknown node: " .. tostring(err))
+  local active, rows = r8.pod_ports { { name = "mlx5_0", ports = {
+    { state = "PORT_ACTIVE", active_mtu = 4096, link_layer = "Ethernet" },
+    { state = "PORT_DOWN", active_mtu = 1024, link_layer = "Ethernet" } } } }
+  check(active == 1 and #rows == 2 and rows[1][1] == "mlx5_0", "pod ports")
+  check(r8.pod_ports {} == 0, "no device in the pod: 0 active ports")
+  io.stderr:write(fails == 0 and "r8: ok\n" or "")
+  os.exit(fails == 0 and 0 or 1)
+end
+
 local a = api.agents(cfg, render.AGENT_SELECTOR)
 check(#a.nodes == 2, "two ready agents, got " .. #a.nodes)
 check(a.nodes[1].name == "gpu-node-1" and a.nodes[1].addr == "10.0.0.1"
