@@ -101,6 +101,47 @@ with tempfile.TemporaryDirectory() as tmp:
     for f in files:
         check("secretKeyRef" in read(f) or "AKIA" not in read(f), "no inline secret")
 
+    # the other shapes: Multus, named nodes, GPUs, results to S3
+    out2 = os.path.join(tmp, "multus")
+    r = subprocess.run([strata, "k8s", "render", "--site", "tests/k8s/site-multus.yaml",
+                        "-o", out2, "--no-dashboard"], cwd=src, capture_output=True, text=True)
+    check(r.returncode == 0, "multus render: " + r.stderr)
+    f2 = sorted(glob.glob(out2 + "/*.yaml"))
+    rc = subprocess.run(["/usr/bin/python3", os.path.join(src, "tests/k8s/openapi_validate.py"),
+                         schema] + f2, capture_output=True, text=True)
+    check(rc.returncode == 0, "multus schema validation:\n" + rc.stdout)
+    check(not os.path.exists(out2 + "/08-pvc-results.yaml"), "no PVC when results go to S3")
+    check(not os.path.exists(out2 + "/10-configmap-grafana.yaml"), "--no-dashboard")
+    ds2 = yaml.safe_load(read(out2 + "/07-daemonset-agent.yaml"))
+    pt = ds2["spec"]["template"]
+    check(pt["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": "strata-lab-b/roce-net"},
+          "Multus annotation")
+    check("hostNetwork" not in pt["spec"], "no hostNetwork with Multus")
+    terms = pt["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    check(terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["gpu-node-1", "gpu-node-2"],
+          "node affinity")
+    check(pt["spec"]["containers"][0]["resources"]["limits"] ==
+          {"rdma/hca_shared_devices_a": "2", "nvidia.com/gpu": "1"}, "agent resources")
+    job2 = yaml.safe_load(read(out2 + "/09-job-runner.yaml"))
+    c2 = job2["spec"]["template"]["spec"]["containers"][0]
+    check("--upload" in c2["command"] and c2["command"][-4:] == ["--only", "R8", "--only", "R2"],
+          "runner command: %s" % c2["command"])
+    check({"name": "results", "emptyDir": {}} in job2["spec"]["template"]["spec"]["volumes"],
+          "results in emptyDir")
+    envs = {e["name"]: e for e in c2["env"]}
+    check(envs["AWS_SECRET_ACCESS_KEY"]["valueFrom"]["secretKeyRef"] ==
+          {"name": "strata-secrets", "key": "AWS_SECRET_ACCESS_KEY"}, "secret by reference")
+    # bad input: exit 2 naming the file and line
+    bad = os.path.join(tmp, "bad.yaml")
+    open(bad, "w").write(read(src + "/tests/k8s/site-multus.yaml").replace(
+        "network: { multus: strata-lab-b/roce-net }", "network: bridge"))
+    r = subprocess.run([strata, "k8s", "render", "--site", bad, "-o", os.path.join(tmp, "b")],
+                       cwd=src, capture_output=True, text=True)
+    check(r.returncode == 2 and "bad.yaml:17: k8s.network" in r.stderr, "bad network: %d %s" % (
+        r.returncode, r.stderr))
+    r = subprocess.run([strata, "k8s", "render"], cwd=src, capture_output=True, text=True)
+    check(r.returncode == 2 and "--site" in r.stderr, "no --site: exit 2")
+
     if update:
         os.makedirs(golden, exist_ok=True)
         for g in glob.glob(golden + "/*.yaml"):

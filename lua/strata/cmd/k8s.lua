@@ -188,7 +188,7 @@ local function cmd_runner(argv)
                                             render.TOKEN_DIR .. "/token")))
   local stamp = os.date("!%Y%m%dT%H%M%SZ")
   local xlsx = ("%s/strata-k8s-%s.xlsx"):format(results, stamp)
-  local rargv = { "--site", derived, "-o", xlsx, "--json", xlsx:gsub("%.xlsx$", ".json") }
+  local rargv = { "--site", derived, "-o", xlsx, "--json", (xlsx:gsub("%.xlsx$", ".json")) }
   if o.thresholds then rargv[#rargv + 1] = "--thresholds" rargv[#rargv + 1] = o.thresholds end
   for _, p in ipairs(o.only or {}) do rargv[#rargv + 1] = "--only" rargv[#rargv + 1] = p end
   if o.specs then rargv[#rargv + 1] = o.specs end

@@ -30,7 +30,8 @@ end
 -- opts.sa_dir and opts.base override (tests, or kubectl proxy).
 function M.in_cluster(opts)
   opts = opts or {}
-  local dir = opts.sa_dir or M.SA_DIR
+  -- STRATA_K8S_SA_DIR: a token projected elsewhere (and the tests)
+  local dir = opts.sa_dir or os.getenv("STRATA_K8S_SA_DIR") or M.SA_DIR
   local base = opts.base
   if not base then
     local host = os.getenv("KUBERNETES_SERVICE_HOST")
