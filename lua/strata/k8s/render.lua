@@ -323,8 +323,16 @@ function M.manifests(ctx)
   add("05-configmap-thresholds.yaml", { apiVersion = "v1", kind = "ConfigMap",
     metadata = meta("strata-thresholds"),
     data = { ["thresholds.yaml"] = ctx.thresholds_text } })
-  local sd = {}
-  for _, p in ipairs(ctx.spec_files) do sd[cm_key(p.rel)] = p.text end
+  local sd, bytes = {}, 0
+  for _, p in ipairs(ctx.spec_files) do
+    sd[cm_key(p.rel)] = p.text
+    bytes = bytes + #p.text + #p.rel
+  end
+  -- the API server refuses a ConfigMap over 1 MiB (kubernetes.io, ConfigMaps)
+  if bytes > 1048576 then
+    spec.error("specs", "%d bytes of specs: more than a ConfigMap holds (1 MiB); "
+               .. "render fewer spec paths", bytes)
+  end
   add("06-configmap-specs.yaml", { apiVersion = "v1", kind = "ConfigMap",
     metadata = meta("strata-specs"), data = sd })
   add("07-daemonset-agent.yaml", agent_daemonset(ctx, k, ns))
