@@ -7,4 +7,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tgz=$(sh "$2/packaging/bundle.sh" "$1" "$2" "$tmp" "$3" | tail -1)
 img=$(/usr/bin/python3 "$2/packaging/image.py" "$tgz" "$2" "$tmp" "$3" | tail -1)
-/usr/bin/python3 "$2/packaging/image-test.py" "$img"
+rc=0
+/usr/bin/python3 "$2/packaging/image-test.py" "$img" || rc=$?
+exit $rc
