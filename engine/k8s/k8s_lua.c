@@ -6,8 +6,6 @@
  * reach a journal or a message), and hands back the status and body.
  * Decoding the JSON and walking the objects is Lua's (lua/strata/k8s).
  */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,45 +14,8 @@
 #include <lua.h>
 
 #include "counters.h"
+#include "k8s.h"
 #include "strata.h"
-
-/* The first line of path, trimmed, into a malloc'd string; NULL and err
- * on failure.  Service account tokens are a few KiB (JWT). */
-static char *read_token(const char *path, char *err, size_t errlen)
-{
-  FILE *f = fopen(path, "r");
-  char *buf = NULL, *s, *e;
-  size_t cap = 65536, n;
-  if(!f) {
-    snprintf(err, errlen, "token file %s: %s", path, strerror(errno));
-    return NULL;
-  }
-  buf = malloc(cap);
-  if(!buf) {
-    fclose(f);
-    snprintf(err, errlen, "token file %s: out of memory", path);
-    return NULL;
-  }
-  n = fread(buf, 1, cap - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  s = buf;
-  while(*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
-    s++;
-  e = s;
-  while(*e && *e != '\r' && *e != '\n')
-    e++;
-  while(e > s && (e[-1] == ' ' || e[-1] == '\t'))
-    e--;
-  *e = 0;
-  if(!*s) {
-    free(buf);
-    snprintf(err, errlen, "token file %s is empty", path);
-    return NULL;
-  }
-  memmove(buf, s, (size_t)(e - s) + 1);
-  return buf;
-}
 
 /* k8s.get{ url =, token_file =, ca_bundle =, timeout = 10, max_bytes = }
  * -> status, body.  Any HTTP status is returned (the caller reads the
@@ -86,7 +47,7 @@ static int l_get(lua_State *L)
   r.any_status = 1;
   tf = strata_opt_str(L, 1, fn, "token_file", NULL);
   if(tf) {
-    token = read_token(tf, err, sizeof(err));
+    token = k8s_read_token(tf, err, sizeof(err));
     if(!token)
       return luaL_error(L, "%s: %s", fn, err);
     r.bearer = token;
