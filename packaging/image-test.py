@@ -86,6 +86,22 @@ with tempfile.TemporaryDirectory() as tmp:
                               "-o", "/tmp/k8s"], env=env, capture_output=True, text=True)
     check(r.returncode == 0 and os.path.exists(root + "/tmp/k8s/10-configmap-grafana.yaml"),
           "render inside the image: " + r.stderr)
+# an independent reader of the archive: skopeo (containers/image, what a
+# site uses to push it: skopeo copy oci-archive:... docker://...) reads
+# the layout and copies every blob, checking each digest
+sk = shutil.which("skopeo")
+if sk:
+    r = subprocess.run([sk, "inspect", "oci-archive:" + sys.argv[1]], capture_output=True, text=True)
+    check(r.returncode == 0, "skopeo inspect: " + r.stderr)
+    if r.returncode == 0:
+        info = json.loads(r.stdout)
+        check(info["Digest"] == md["digest"] and info["Os"] == "linux", "skopeo: digest and os")
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run([sk, "copy", "-q", "oci-archive:" + sys.argv[1], "dir:" + d + "/x"],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, "skopeo copy (digests verified): " + r.stderr)
+else:
+    print("NOTE: skopeo is not installed (.ci/packages has it): the independent reader did not run")
 for f in fails:
     print("FAIL:", f)
 print("image-test: %s" % ("ok" if not fails else "%d failure(s)" % len(fails)))
