@@ -73,10 +73,9 @@ def main():
             files[os.path.normpath("strata/" + rel)] = ("dir",)
             for n in sorted(names):
                 files[os.path.normpath("strata/%s/%s" % (rel, n))] = ("file", os.path.join(root, n))
-        dash = os.path.join(src, "packaging/grafana/strata-rdma.json")
-        files["strata/packaging"] = ("dir",)
-        files["strata/packaging/grafana"] = ("dir",)
-        files["strata/packaging/grafana/strata-rdma.json"] = ("file", dash)
+        if "strata/packaging/grafana/strata-rdma.json" not in files:   # older bundles
+            files["strata/packaging/grafana/strata-rdma.json"] = (
+                "file", os.path.join(src, "packaging/grafana/strata-rdma.json"))
         bundled = set(os.listdir(top + "/lib"))
         need = ldd(top + "/bin/strata")
         providers = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libibverbs/*.so"))

@@ -82,8 +82,15 @@ local function cmd_render(argv)
   end
   local dash
   if not o.no_dashboard then
-    local dpath = (root ~= "" and root .. "/" or "") .. "packaging/grafana/strata-rdma.json"
-    if core.stat(dpath) == "file" then dash = read(dpath) end
+    -- beside strata (bundle, image), else the source tree in use
+    for _, d in ipairs { STRATA_HOME, root ~= "" and root or "." } do
+      local dpath = d .. "/packaging/grafana/strata-rdma.json"
+      if not dash and core.stat(dpath) == "file" then dash = read(dpath) end
+    end
+    if not dash then
+      io.stderr:write("strata: no packaging/grafana/strata-rdma.json beside strata: "
+                      .. "no dashboard ConfigMap\n")
+    end
   end
   local ms = render.manifests {
     site = site, lines = lines, file = o.site, site_text = read(o.site),
