@@ -50,6 +50,10 @@ check(#a.not_ready == 1 and a.not_ready[1].pod == "strata-agent-m2z8w"
       and a.not_ready[1].why == "phase Pending", "pending agent left out, said why")
 check(a.nodes[1].features["app.kubernetes.io/component=agent"], "labels as features")
 
+local alloc = api.allocation(render.AGENT_SELECTOR, { sa_dir = sa, base = base })
+check(alloc.nodelist == "gpu-node-1,gpu-node-2" and #alloc.nodes == 2
+      and alloc.nodes[2].addr == "10.0.0.2", "the fleet's allocation shape")
+
 local node = api.get_node(cfg, "gpu-node-1")
 check(api.allocatable(node, "rdma/rdma_shared_device_a") == 63, "allocatable RDMA resource")
 check(api.allocatable(node, "rdma/absent") == 0, "absent resource is 0")

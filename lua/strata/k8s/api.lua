@@ -144,6 +144,20 @@ function M.agents(cfg, selector, get)
            selector = selector }
 end
 
+-- The agents in the shape of strata.fleet's Slurm allocation ({ job,
+-- nodes = { {name, addr, hostname, features} }, nodelist }), for the
+-- fleet planner (roles by node name or feature: here a pod label
+-- "key=value").  Raises like agents; opts as in_cluster's.
+function M.allocation(selector, opts, get)
+  local cfg, why = M.in_cluster(opts)
+  if not cfg then error("k8s: " .. why, 0) end
+  local a = M.agents(cfg, selector, get)
+  local names = {}
+  for _, n in ipairs(a.nodes) do names[#names + 1] = n.name end
+  return { job = os.getenv("HOSTNAME"), nodes = a.nodes,
+           nodelist = table.concat(names, ","), not_ready = a.not_ready }
+end
+
 -- The node's allocatable amount of an extended resource (Quantity as a
 -- string: "63"), as a number; 0 when the node does not advertise it.
 function M.allocatable(node, resource)
