@@ -36,3 +36,26 @@ ls "$tmp/results"/strata-k8s-*.jsonl > /dev/null
 grep -q "peer: gpu-node-2" "$tmp/results/site.derived.yaml"
 grep -q 'host: "10.0.0.2"' "$tmp/results/site.derived.yaml"
 echo "runner: ok"
+# --upload: the same run, results PUT into the site's bucket (the
+# reference S3 server of fixtures/s3rdma, plain S3 with SigV4 checked)
+srvbin=$(dirname "$strata")/fixtures/s3rdma/strata-s3rdma-server
+[ -x "$srvbin" ] || { echo "no $srvbin: upload not tested" >&2; exit 1; }
+export AWS_ACCESS_KEY_ID=AKIDSTRATAK8S AWS_SECRET_ACCESS_KEY=k8s-upload-secret
+s3port=$((30000 + ($$ + 7) % 20000))
+"$srvbin" --root "$tmp/store" --no-rdma --listen 127.0.0.1 --port $s3port 2> "$tmp/s3.log" &
+s3pid=$!
+trap 'kill $s3pid 2>/dev/null; cleanup' EXIT
+i=0
+while [ $i -lt 50 ] && ! grep -q listening "$tmp/s3.log"; do sleep 0.1; i=$((i + 1)); done
+"$strata" lua "$src/tests/k8s/s3check.lua" "http://127.0.0.1:$s3port" strata-results mkbucket
+sed "s|https://aistor.example:9000|http://127.0.0.1:$s3port|" "$src/tests/k8s/site-multus.yaml" \
+  > "$tmp/site-upload.yaml"
+mkdir "$tmp/results2"
+KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port STRATA_K8S_SA_DIR=$tmp/sa \
+STRATA_NODE=gpu-node-1 "$strata" k8s runner --site "$tmp/site-upload.yaml" \
+  --thresholds "$src/specs/thresholds.yaml" --specs "$src/specs" \
+  --results "$tmp/results2" --only H1 --upload 2> "$tmp/runner2.err" || true
+grep -q "uploaded s3://strata-results/runs/strata-k8s-" "$tmp/runner2.err" ||
+  { cat "$tmp/runner2.err" "$tmp/s3.log"; exit 1; }
+keys=$(sed -n 's|^strata: uploaded s3://strata-results/||p' "$tmp/runner2.err")
+"$strata" lua "$src/tests/k8s/s3check.lua" "http://127.0.0.1:$s3port" strata-results check runs/ $keys
