@@ -86,6 +86,7 @@ struct llm_result {
   size_t nstatus;
   uint64_t input_tokens, output_tokens;  /* over completed requests */
   double duration_s;          /* first start to last end */
+  uint64_t run0_ns;           /* the run's start on CLOCK_MONOTONIC */
   int peak_inflight;
   /* milliseconds, over completed requests (itl: every gap) */
   struct stats_samples ttft_ms, itl_ms, tpot_ms, e2e_ms;

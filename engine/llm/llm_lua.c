@@ -80,8 +80,14 @@ static void push_result(lua_State *L, const struct llm_opts *o,
     lua_createtable(L, (int)r->n, 0);
     for(size_t i = 0; i < r->n; i++) {
       const struct llm_req *q = &r->req[i];
-      lua_createtable(L, 0, 9);
+      lua_createtable(L, 0, 12);
       strata_set_num(L, "start_s", (double)q->start_ns / 1e9);
+      /* on CLOCK_MONOTONIC, to set beside a server's own on this host */
+      strata_set_int(L, "start_ns", (lua_Integer)(r->run0_ns + q->start_ns));
+      strata_set_int(L, "first_token_ns", q->chunks ? (lua_Integer)
+                     (r->run0_ns + q->start_ns + q->ttft_ns) : 0);
+      strata_set_int(L, "last_token_ns", q->chunks ? (lua_Integer)
+                     (r->run0_ns + q->start_ns + q->e2e_ns) : 0);
       strata_set_num(L, "ttft_ms", q->chunks ? (double)q->ttft_ns / 1e6
                                              : NAN);
       strata_set_num(L, "e2e_ms", q->chunks ? (double)q->e2e_ns / 1e6

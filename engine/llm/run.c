@@ -272,6 +272,7 @@ int llm_run(const struct llm_opts *o, struct llm_result *r, char *err,
   r->n = n;
   llm_arrivals(at, n, o->request_rate, o->burstiness, o->seed);
   run0 = strata_now_ns();
+  r->run0_ns = run0;
   while(done < n) {
     uint64_t now = strata_now_ns();
     int running = 0;

@@ -1,0 +1,199 @@
+#!/usr/bin/python3
+"""ctest llm_fixture (label llm): strata's streaming client against the
+fixture server (fixture_server.py) with injected timings and faults.
+
+Tolerances (docs/llm.md): per request, the client's TTFT is within 10 ms
+of the server's own (first chunk written - request read), and each
+inter-token gap within 3 ms of the server's gap between the same two
+writes (median over gaps <= 1 ms); against the injected values, TTFT p50
+in [ttft, ttft + 30] ms and ITL p50 in [itl - 2, itl + 10] ms.  Faults:
+each request ends as the failure it should, and a bad request never
+spoils a good one beside it.
+
+usage: test_fixture.py <strata binary> <tests/llm>
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+STRATA, HERE = sys.argv[1], sys.argv[2]
+sys.path.insert(0, HERE)
+import fixture_server  # noqa: E402
+import sse_server  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def run(opts):
+    p = subprocess.run([STRATA, "lua", os.path.join(HERE, "client.lua"),
+                        json.dumps(opts)], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode:
+        raise SystemExit("strata lua client.lua failed:\n" + p.stderr)
+    return json.loads(p.stdout)
+
+
+srv = sse_server.serve(fixture_server.Injected(seed=7))
+base = "http://127.0.0.1:%d" % srv.server_address[1]
+
+
+def url(prefix, api="completions"):
+    return "%s/%s/v1/%s" % (base, prefix, api)
+
+
+def server_times(prefix, n):
+    out = []
+    for i in range(n):
+        rec = srv.records.get("%s%d" % (prefix, i))
+        out.append(rec)
+    return out
+
+
+def compare(r, ids, label):
+    """Client timestamps against the server's own, on one clock
+    (CLOCK_MONOTONIC: strata_now_ns and time.monotonic_ns): each request's
+    first and last token arrive within 5 ms of being written, and the
+    client's ITL quantiles match the server's write gaps within 1 ms
+    (p50) and 5 ms (p90)."""
+    recs = server_times(ids, r["requests"])
+    first_d, last_d, sgaps = [], [], []
+    for i, q in enumerate(r["per_request"]):
+        rec = recs[i]
+        if not rec or not rec["sent_ns"] or q["error"] != "ok":
+            continue
+        s = rec["sent_ns"]
+        first_d.append((q["first_token_ns"] - s[0]) / 1e6)
+        last_d.append((q["last_token_ns"] - s[-1]) / 1e6)
+        sgaps += [(b - a) / 1e6 for a, b in zip(s, s[1:])]
+        check(q["start_ns"] <= rec["arrival_ns"],
+              "%s: request %d started before the server read it" % (label, i))
+    print(label, "first token: received - written (ms):",
+          " ".join("%.2f" % d for d in first_d))
+    check(first_d and min(first_d) >= 0 and max(first_d) <= 5.0,
+          "%s: first token within [0, 5] ms of its write (%.2f..%.2f)"
+          % (label, min(first_d), max(first_d)))
+    check(last_d and min(last_d) >= 0 and max(last_d) <= 5.0,
+          "%s: last token within [0, 5] ms of its write (%.2f..%.2f)"
+          % (label, min(last_d), max(last_d)))
+    sgaps.sort()
+    q50 = sgaps[len(sgaps) // 2]
+    q90 = sgaps[int(len(sgaps) * 0.9)]
+    check(abs(r["itl_ms"]["p50"] - q50) <= 1.0,
+          "%s: ITL p50 %.2f vs server %.2f (<= 1 ms)"
+          % (label, r["itl_ms"]["p50"], q50))
+    check(abs(r["itl_ms"]["p90"] - q90) <= 5.0,
+          "%s: ITL p90 %.2f vs server %.2f (<= 5 ms)"
+          % (label, r["itl_ms"]["p90"], q90))
+
+
+# 1. steady stream, completions, concurrency 4
+r = run({"url": url("ttft=100,itl=20,n=20"), "model": "m", "input_len": 16,
+         "output_len": 20, "num_requests": 8, "concurrency": 4,
+         "id_prefix": "steady-", "per_request": True})
+check(r["completed"] == 8 and r["failed"] == 0, "steady: 8 completed")
+check(r["output_tokens"] == 160, "steady: 160 output tokens from usage")
+check(r["input_tokens"] == 8 * 16, "steady: prompt_tokens from usage")
+check(100 <= r["ttft_ms"]["p50"] <= 130,
+      "steady: TTFT p50 %.2f in [100, 130]" % r["ttft_ms"]["p50"])
+check(18 <= r["itl_ms"]["p50"] <= 30,
+      "steady: ITL p50 %.2f in [18, 30]" % r["itl_ms"]["p50"])
+check(r["itl_ms"]["n"] == 8 * 19, "steady: 19 gaps a request")
+check(r["peak_inflight"] == 4, "steady: 4 in flight at most")
+tpot = r["tpot_ms"]["p50"]
+check(18 <= tpot <= 30, "steady: TPOT p50 %.2f in [18, 30]" % tpot)
+compare(r, "steady-", "steady")
+
+# 2. jitter: the client's gaps follow the server's, gap for gap
+r = run({"url": url("ttft=30,itl=15,jitter=10,n=30"), "model": "m",
+         "input_len": 8, "output_len": 30, "num_requests": 4,
+         "concurrency": 4, "id_prefix": "jit-", "per_request": True})
+check(r["completed"] == 4, "jitter: 4 completed")
+check(r["itl_ms"]["stdev"] > 3, "jitter: ITL stdev %.2f > 3 ms"
+      % r["itl_ms"]["stdev"])
+compare(r, "jit-", "jitter")
+
+# 3. the chat API: delta chunks
+r = run({"url": url("ttft=20,itl=5,n=10", "chat/completions"), "api": "chat",
+         "model": "m", "input_len": 8, "output_len": 10, "num_requests": 3,
+         "concurrency": 3, "id_prefix": "chat-", "per_request": True})
+check(r["completed"] == 3 and r["output_tokens"] == 30, "chat: 3 x 10 tokens")
+check(all(srv.records["chat-%d" % i]["path"].endswith("/chat/completions")
+          for i in range(3)), "chat: posted to /v1/chat/completions")
+
+# 4. HTTP errors by status, every other request failing
+r = run({"url": url("ttft=5,itl=1,n=4,fail_every=2"), "model": "m",
+         "num_requests": 6, "concurrency": 1, "output_len": 4})
+check(r["completed"] == 3 and r["failed"] == 3, "fail_every: 3 + 3")
+check(r["errors"].get("http") == 3 and r["status"].get("500") == 3,
+      "fail_every: errors.http = 3, status 500 = 3 (%s)" % r["status"])
+r = run({"url": url("status=503"), "model": "m", "num_requests": 2,
+         "output_len": 4})
+check(r["status"].get("503") == 2, "status=503 counted by status")
+
+# 5. a stalled stream fails as a stall after stall_timeout, quickly
+t0 = time.monotonic()
+r = run({"url": url("ttft=5,itl=5,n=10,stall_after=3,stall=20"), "model": "m",
+         "num_requests": 2, "concurrency": 2, "output_len": 10,
+         "stall_timeout": 1})
+el = time.monotonic() - t0
+check(r["errors"].get("stall") == 2, "stall: errors.stall = 2 (%s)"
+      % r["errors"])
+check(el < 8, "stall: gave up after %.1f s (< 8)" % el)
+
+# 6. malformed event data, a streamed error object, a cut connection
+r = run({"url": url("ttft=5,itl=2,n=10,malformed_after=2"), "model": "m",
+         "num_requests": 2, "output_len": 10})
+check(r["errors"].get("malformed") == 2, "malformed: %s" % r["errors"])
+r = run({"url": url("ttft=5,itl=2,n=10,errevent_after=2"), "model": "m",
+         "num_requests": 2, "output_len": 10})
+check(r["errors"].get("stream_error") == 2, "errevent: %s" % r["errors"])
+r = run({"url": url("ttft=5,itl=2,n=10,close_after=3"), "model": "m",
+         "num_requests": 2, "output_len": 10})
+check(r["errors"].get("transport") == 2, "close_after: %s" % r["errors"])
+r = run({"url": url("n=0"), "model": "m", "num_requests": 1,
+         "output_len": 4})
+check(r["errors"].get("no_token") == 1, "n=0: no_token (%s)" % r["errors"])
+
+# 7. no usage chunk: tokens counted as chunks
+r = run({"url": url("ttft=5,itl=1,n=7,usage=0"), "model": "m",
+         "num_requests": 2, "output_len": 7})
+check(r["output_tokens"] == 14, "usage=0: 2 x 7 chunks counted")
+
+# 8. nothing listening: a connect failure, not a crash
+r = run({"url": "http://127.0.0.1:9/v1/completions", "model": "m",
+         "num_requests": 2, "output_len": 4, "connect_timeout": 2})
+check(r["errors"].get("connect") == 2, "refused: errors.connect (%s)"
+      % r["errors"])
+
+# 9. Poisson arrivals at 20 req/s: 40 requests spread over about 2 s
+r = run({"url": url("ttft=1,itl=1,n=2"), "model": "m", "num_requests": 40,
+         "request_rate": 20, "seed": 3, "output_len": 2,
+         "per_request": True})
+st = sorted(q["start_s"] for q in r["per_request"])
+gaps = [b - a for a, b in zip(st, st[1:])]
+cv = statistics.pstdev(gaps) / statistics.mean(gaps)
+check(1.6 <= st[-1] <= 2.4, "rate: last start %.2f s in [1.6, 2.4]" % st[-1])
+check(0.5 <= cv <= 1.6, "rate: arrival gaps' CV %.2f about 1" % cv)
+check(r["completed"] == 40, "rate: 40 completed")
+
+# 10. the server-side witness moved with what the client saw
+before = srv.metrics.success
+r = run({"url": url("ttft=5,itl=1,n=3"), "model": "m", "num_requests": 5,
+         "output_len": 3})
+check(srv.metrics.success - before == r["completed"] == 5,
+      "witness: request_success moved by the completed count")
+
+srv.shutdown()
+if failures:
+    print("%d failure(s)" % len(failures))
+    sys.exit(1)
+print("llm fixture: all checks passed")
