@@ -3,12 +3,15 @@
  * streaming endpoint wholly in C (llm.h) and returns plain tables.
  */
 #include <math.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "counters.h"   /* http_get: the shared libcurl GET */
 #include "llm.h"
 #include "strata.h"
 
@@ -302,7 +305,59 @@ static int l_synthetic(lua_State *L)
   return 1;
 }
 
+/*
+ * llm.ready{url, timeout = 900, interval = 0.25} -> seconds until url
+ * answered 200 (a serving endpoint's readiness: vLLM's /health), polled
+ * from the call; raises naming the last answer when the deadline passes.
+ */
+static int l_ready(lua_State *L)
+{
+  static const char *const keys[] = { "url", "timeout", "interval", NULL };
+  static const char *fn = "llm.ready";
+  struct http_req r;
+  char err[512] = "", safe[512];
+  double limit, every;
+  uint64_t t0 = strata_now_ns();
+  long status = 0;
+
+  luaL_checktype(L, 1, LUA_TTABLE);
+  strata_check_keys(L, 1, fn, keys);
+  memset(&r, 0, sizeof(r));
+  r.url = strata_opt_str(L, 1, fn, "url", NULL);
+  if(!r.url)
+    return luaL_error(L, "%s: option 'url' is required", fn);
+  limit = strata_opt_num(L, 1, fn, "timeout", 900);
+  every = strata_opt_num(L, 1, fn, "interval", 0.25);
+  r.timeout_s = 2;
+  r.any_status = 1;
+  r.max_bytes = 1 << 16;
+  while(!strata_stop_flag) {
+    char *body = NULL;
+    size_t len;
+    status = 0;
+    if(http_get(&r, &body, &len, &status, err, sizeof(err)) == 0) {
+      free(body);
+      if(status == 200) {
+        lua_pushnumber(L, (double)(strata_now_ns() - t0) / 1e9);
+        return 1;
+      }
+      snprintf(err, sizeof(err), "HTTP %ld", status);
+    }
+    if((double)(strata_now_ns() - t0) / 1e9 >= limit)
+      break;
+    {
+      struct timespec ts = { (time_t)every,
+                             (long)((every - (double)(time_t)every) * 1e9) };
+      nanosleep(&ts, NULL);
+    }
+  }
+  http_safe_url(r.url, safe, sizeof(safe));
+  return luaL_error(L, "%s: %s: not ready after %.0f s (last: %s)", fn,
+                    safe, limit, err);
+}
+
 static const luaL_Reg llm_funcs[] = {
+  { "ready", l_ready },
   { "run", l_run },
   { "arrivals", l_arrivals },
   { "body", l_body },

@@ -159,15 +159,21 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         srv = self.server
-        if self.path == "/metrics":
+        # a fixture's timing prefix (/ttft=50,.../metrics) is ignored here
+        route = "/" + self.path.rsplit("/", 1)[-1]
+        if self.path.endswith("/v1/models"):
+            route = "/v1/models"
+        elif self.path.endswith("/debug/requests"):
+            route = "/debug/requests"
+        if route == "/metrics":
             self.reply(200, srv.metrics.text(),
                        "text/plain; version=0.0.4; charset=utf-8")
-        elif self.path == "/v1/models":
+        elif route == "/v1/models":
             self.reply(200, json.dumps({"object": "list", "data": [
                 {"id": srv.model, "object": "model", "owned_by": "strata"}]}))
-        elif self.path == "/health":
+        elif route == "/health":
             self.reply(200, "")
-        elif self.path == "/debug/requests":
+        elif route == "/debug/requests":
             with srv.rec_lock:
                 self.reply(200, json.dumps(srv.records))
         else:

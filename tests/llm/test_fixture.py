@@ -15,7 +15,6 @@ usage: test_fixture.py <strata binary> <tests/llm>
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -23,6 +22,7 @@ STRATA, HERE = sys.argv[1], sys.argv[2]
 sys.path.insert(0, HERE)
 import fixture_server  # noqa: E402
 import sse_server  # noqa: E402
+import timing  # noqa: E402
 
 failures = []
 
@@ -34,12 +34,7 @@ def check(cond, what):
 
 
 def run(opts):
-    p = subprocess.run([STRATA, "lua", os.path.join(HERE, "client.lua"),
-                        json.dumps(opts)], capture_output=True, text=True,
-                       timeout=120)
-    if p.returncode:
-        raise SystemExit("strata lua client.lua failed:\n" + p.stderr)
-    return json.loads(p.stdout)
+    return timing.run_client(STRATA, HERE, opts, timeout=120)
 
 
 srv = sse_server.serve(fixture_server.Injected(seed=7))
@@ -50,43 +45,25 @@ def url(prefix, api="completions"):
     return "%s/%s/v1/%s" % (base, prefix, api)
 
 
-def server_times(prefix, n):
-    out = []
-    for i in range(n):
-        rec = srv.records.get("%s%d" % (prefix, i))
-        out.append(rec)
-    return out
-
-
 def compare(r, ids, label):
-    """Client timestamps against the server's own, on one clock
-    (CLOCK_MONOTONIC: strata_now_ns and time.monotonic_ns): each request's
-    first and last token arrive within 5 ms of being written, and the
-    client's ITL quantiles match the server's write gaps within 1 ms
-    (p50) and 5 ms (p90)."""
-    recs = server_times(ids, r["requests"])
-    first_d, last_d, sgaps = [], [], []
-    for i, q in enumerate(r["per_request"]):
-        rec = recs[i]
-        if not rec or not rec["sent_ns"] or q["error"] != "ok":
-            continue
-        s = rec["sent_ns"]
-        first_d.append((q["first_token_ns"] - s[0]) / 1e6)
-        last_d.append((q["last_token_ns"] - s[-1]) / 1e6)
-        sgaps += [(b - a) / 1e6 for a, b in zip(s, s[1:])]
-        check(q["start_ns"] <= rec["arrival_ns"],
-              "%s: request %d started before the server read it" % (label, i))
+    """Each request's first and last token arrive within [0, 5] ms of the
+    server writing them; the client's ITL p50 / p90 match the server's
+    write gaps within 1 / 5 ms."""
+    c = timing.compare(r, srv.records, ids)
+    fd, ld = c["first_d"], c["last_d"]
     print(label, "first token: received - written (ms):",
-          " ".join("%.2f" % d for d in first_d))
-    check(first_d and min(first_d) >= 0 and max(first_d) <= 5.0,
+          " ".join("%.2f" % d for d in fd))
+    check(len(fd) == r["completed"], "%s: every request matched" % label)
+    check(fd and min(fd) >= 0 and max(fd) <= 5.0,
           "%s: first token within [0, 5] ms of its write (%.2f..%.2f)"
-          % (label, min(first_d), max(first_d)))
-    check(last_d and min(last_d) >= 0 and max(last_d) <= 5.0,
+          % (label, min(fd), max(fd)))
+    check(ld and min(ld) >= 0 and max(ld) <= 5.0,
           "%s: last token within [0, 5] ms of its write (%.2f..%.2f)"
-          % (label, min(last_d), max(last_d)))
-    sgaps.sort()
-    q50 = sgaps[len(sgaps) // 2]
-    q90 = sgaps[int(len(sgaps) * 0.9)]
+          % (label, min(ld), max(ld)))
+    check(c["early"] == 0, "%s: every request started before the server "
+          "read it" % label)
+    q50 = timing.quantile(c["server_gaps"], 0.5)
+    q90 = timing.quantile(c["server_gaps"], 0.9)
     check(abs(r["itl_ms"]["p50"] - q50) <= 1.0,
           "%s: ITL p50 %.2f vs server %.2f (<= 1 ms)"
           % (label, r["itl_ms"]["p50"], q50))
