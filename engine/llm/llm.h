@@ -61,6 +61,7 @@ struct llm_opts {
   double connect_timeout_s;   /* 0 = 5 */
   const char *ca_bundle;      /* https; NULL = the system's */
   const char *id_prefix;      /* x-request-id = <prefix><index>; or NULL */
+  int keep_itl;               /* keep each request's gaps (llm_req.itl) */
 };
 
 /* One request, as measured. */
@@ -74,6 +75,8 @@ struct llm_req {
   long status;                /* HTTP status, 0 when none */
   enum llm_err err;
   char error[160];            /* what failed, for the first few */
+  double *itl;                /* keep_itl: its gaps in ms, nitl of them */
+  uint32_t nitl;
 };
 
 struct llm_result {

@@ -100,6 +100,14 @@ static void push_result(lua_State *L, const struct llm_opts *o,
       strata_set_int(L, "prompt_tokens", q->prompt_tokens);
       strata_set_int(L, "status", q->status);
       strata_set_str(L, "error", llm_strerr(q->err));
+      if(q->itl) {
+        lua_createtable(L, (int)q->nitl, 0);
+        for(uint32_t k = 0; k < q->nitl; k++) {
+          lua_pushnumber(L, q->itl[k]);
+          lua_rawseti(L, -2, (lua_Integer)k + 1);
+        }
+        lua_setfield(L, -2, "itl_ms");
+      }
       lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "per_request");
@@ -200,6 +208,7 @@ static int l_run(lua_State *L)
   o.connect_timeout_s = strata_opt_num(L, 1, fn, "connect_timeout", 5);
   o.ca_bundle = strata_opt_str(L, 1, fn, "ca_bundle", NULL);
   o.id_prefix = strata_opt_str(L, 1, fn, "id_prefix", NULL);
+  o.keep_itl = strata_opt_bool(L, 1, fn, "per_request", 0);
   env = strata_opt_str(L, 1, fn, "api_key_env", NULL);
   if(env) {
     o.api_key = getenv(env);

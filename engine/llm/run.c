@@ -68,6 +68,8 @@ static void do_init(void)
 
 void llm_result_free(struct llm_result *r)
 {
+  for(size_t i = 0; r->req && i < r->n; i++)
+    free(r->req[i].itl);
   free(r->req);
   r->req = NULL;
   stats_free(&r->ttft_ms);
@@ -239,6 +241,14 @@ static void finish(const struct llm_opts *o, struct llm_result *r,
     stats_add(&r->tpot_ms, (double)(q->e2e_ns - q->ttft_ns) / 1e6 /
                            (q->output_tokens - 1));
   stats_merge(&r->itl_ms, llm_stream_itl(x->st));
+  if(o->keep_itl) {
+    const struct stats_samples *g = llm_stream_itl(x->st);
+    q->itl = g->n ? malloc(g->n * sizeof(double)) : NULL;
+    if(q->itl) {
+      memcpy(q->itl, g->v, g->n * sizeof(double));
+      q->nitl = (uint32_t)g->n;
+    }
+  }
 }
 
 int llm_run(const struct llm_opts *o, struct llm_result *r, char *err,

@@ -26,7 +26,7 @@ def compare(r, records, prefix):
     last token received - written (ms), whether it started before the
     server read it, and the server's own TTFT / write gaps."""
     out = {"first_d": [], "last_d": [], "early": 0, "server_ttft": [],
-           "server_gaps": []}
+           "server_gaps": [], "gap_d": []}
     for i, q in enumerate(r["per_request"]):
         rec = records.get("%s%d" % (prefix, i))
         if not rec or not rec["sent_ns"] or q["error"] != "ok":
@@ -35,7 +35,10 @@ def compare(r, records, prefix):
         out["first_d"].append((q["first_token_ns"] - s[0]) / 1e6)
         out["last_d"].append((q["last_token_ns"] - s[-1]) / 1e6)
         out["server_ttft"].append((s[0] - rec["arrival_ns"]) / 1e6)
-        out["server_gaps"] += [(b - a) / 1e6 for a, b in zip(s, s[1:])]
+        gaps = [(b - a) / 1e6 for a, b in zip(s, s[1:])]
+        out["server_gaps"] += gaps
+        # the same gap seen by both: client minus server
+        out["gap_d"] += [c - g for c, g in zip(q.get("itl_ms", []), gaps)]
         if q["start_ns"] > rec["arrival_ns"]:
             out["early"] += 1
     return out
