@@ -123,6 +123,10 @@ class Metrics:
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # listen() backlog: socketserver's default 5 overflows at concurrency
+    # > 5 and the kernel drops SYNs, retried after 1 s, 3 s: seen as 1-2 s
+    # TTFT tails on the client that the server's own TTFT cannot see
+    request_queue_size = 1024
 
     def __init__(self, addr, backend, model="strata-fixture"):
         super().__init__(addr, Handler)

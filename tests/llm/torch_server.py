@@ -121,10 +121,11 @@ class TorchBackend:
 
 def start(port=0):
     eng = Engine()
-    # warm-up: CUDA context, kernels, allocator
-    q = eng.submit(eng.ids("warm up the model"), 8)
-    while q.get() is not None:
-        pass
+    # warm-up: CUDA context, kernels, allocator, the prompt lengths used
+    for words in (4, 128, 1024):
+        q = eng.submit(eng.ids(" ".join(["warm"] * words)), 8)
+        while q.get() is not None:
+            pass
     return sse_server.serve(TorchBackend(eng), port, MODEL, "127.0.0.1"), eng
 
 
