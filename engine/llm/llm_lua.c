@@ -365,8 +365,11 @@ static int l_ready(lua_State *L)
                     safe, limit, err);
 }
 
+int llm_l_stage(lua_State *L);   /* stage_lua.c */
+
 static const luaL_Reg llm_funcs[] = {
   { "ready", l_ready },
+  { "stage", llm_l_stage },
   { "run", l_run },
   { "arrivals", l_arrivals },
   { "body", l_body },

@@ -8,7 +8,7 @@
 -- reads its summary.  Beside the client's figures: the server's own
 -- Prometheus metrics (vLLM's names) scraped before/after, the model
 -- staging time (the model's shards GET from the site's bucket into GPU
--- memory: specs/vllm/stage.lua, M1/M2) and the time to ready.
+-- memory over S3/TCP, T3; lib/vllm.lua stage_tcp) and the time to ready.
 local vllm = require "strata.lib.vllm"
 local tool = require "strata.lib.tool"
 
@@ -37,11 +37,19 @@ local function scenario(t, which)
     t.skip(("site.vllm.%s.base_url is not set: no %s-backed vLLM endpoint")
            :format(which, which:upper()))
   end
+  local stage
+  if which == "tcp" then
+    stage = vllm.stage_tcp(t)
+  elseif v.staging then
+    t.note("model staging over S3-over-RDMA (T4) is not measured: llm.stage "
+           .. "speaks S3/TCP only in this build (docs/llm.md)")
+  end
   local ready = vllm.time_to_ready(t, which)
   local m = (v.client or "native") == "bench" and bench(t, which)
             or vllm.native(t, which)
   m.time_to_ready_s = ready
   m.client = v.client or "native"
+  for k, x in pairs(stage or {}) do m[k] = x end
   return m
 end
 
@@ -50,7 +58,8 @@ local UNITS = { ttft_mean_ms = "ms", ttft_p50_ms = "ms", ttft_p99_ms = "ms",
                 tpot_p50_ms = "ms", e2el_p50_ms = "ms",
                 out_tok_per_s = "tok/s", total_tok_per_s = "tok/s",
                 req_per_s = "req/s", time_to_ready_s = "s",
-                server_ttft_mean_ms = "ms", server_itl_mean_ms = "ms" }
+                server_ttft_mean_ms = "ms", server_itl_mean_ms = "ms",
+                model_stage_s = "s", model_stage_gbps = "Gb/s" }
 
 test {
   id = "B16", layer = "vllm", title = "vLLM over S3/TCP (scenario A)",

@@ -321,6 +321,64 @@ function M.native(t, which)
   return judged
 end
 
+-- --- model staging ----------------------------------------------------------
+
+local function urlenc(x)
+  return (x:gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
+end
+
+-- Every object under prefix (ListObjectsV2, all pages): { {key, size} }.
+function M.list_shards(cl, bucket, prefix)
+  local out, token = {}, nil
+  repeat
+    local q = "list-type=2&prefix=" .. urlenc(prefix or "")
+    if token then q = q .. "&continuation-token=" .. urlenc(token) end
+    local r = cl:request { method = "GET", bucket = bucket, query = q }
+    if r.status ~= 200 then
+      error(("ListObjectsV2 %s/%s: HTTP %d %s"):format(bucket, prefix or "",
+            r.status, r.code or ""), 0)
+    end
+    for c in r.body:gmatch("<Contents>(.-)</Contents>") do
+      local k, sz = c:match("<Key>(.-)</Key>"), c:match("<Size>(%d+)</Size>")
+      if k and sz then
+        k = k:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"')
+             :gsub("&apos;", "'"):gsub("&amp;", "&")
+        out[#out + 1] = { key = k, size = tonumber(sz) }
+      end
+    end
+    token = r.body:match("<IsTruncated>true</IsTruncated>") and
+            r.body:match("<NextContinuationToken>(.-)</NextContinuationToken>")
+  until not token
+  return out
+end
+
+-- The model's shards (site.vllm.staging: bucket, prefix, concurrency,
+-- memory = "cuda" | "host", on the endpoint of site.s3) GET over S3/TCP
+-- (T3) into one buffer; first request to last byte in place.
+function M.stage_tcp(t)
+  local st = (t.site.vllm or {}).staging
+  if not st then return nil end
+  local s3site = require "strata.lib.s3site"
+  local llm = require "strata.llm"
+  local s = {}
+  for k, x in pairs(t.site.s3 or {}) do s[k] = x end
+  s.bucket = st.bucket or s.bucket
+  local cl = s3site.client(t, s, "site.s3 (site.vllm.staging)")
+  local shards = M.list_shards(cl, s.bucket, st.prefix)
+  if #shards == 0 then
+    error(("site.vllm.staging: no objects under %s/%s"):format(s.bucket, st.prefix or ""), 0)
+  end
+  local r = llm.stage { client = cl, bucket = s.bucket, shards = shards,
+                        concurrency = st.concurrency or 8,
+                        memory = st.memory or "cuda", device = st.device }
+  cl:close()
+  if r.error then t.log("model staging: %s", r.error) end
+  return { model_stage_s = r.seconds, model_stage_gbps = r.gbps,
+           model_stage_bytes = r.bytes, model_stage_shards = r.shards,
+           model_stage_failed = r.failed, model_stage_first_byte_s = r.first_byte_s,
+           model_stage_memory = r.memory }
+end
+
 -- Time to ready: run site.vllm.<which>.restart_cmd (when given), then
 -- poll ready_url until 200; seconds, or nil when no ready_url is set.
 function M.time_to_ready(t, which)
