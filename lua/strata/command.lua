@@ -11,7 +11,7 @@ M.RUN_OPTIONS = {
   ["-o"] = "output", ["--output"] = "output", ["--site"] = "site",
   ["--thresholds"] = "thresholds", ["--set"] = { "set", many = true },
   ["--only"] = { "only", many = true }, ["--json"] = "json",
-  ["--junit"] = "junit",
+  ["--junit"] = "junit", ["--baseline"] = "baseline",
   ["-v"] = { "verbose", flag = true },
   ["--verbose"] = { "verbose", flag = true },
   ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true },
