@@ -316,7 +316,7 @@ static int l_synthetic(lua_State *L)
 
 /*
  * llm.ready{url, timeout = 900, interval = 0.25} -> seconds until url
- * answered 200 (a serving endpoint's readiness: vLLM's /health), polled
+ * answered 200 (the readiness URL a site names for its serving endpoint), polled
  * from the call; raises naming the last answer when the deadline passes.
  */
 static int l_ready(lua_State *L)
