@@ -75,31 +75,49 @@ def compare(r, ids, label):
           "read it" % label)
 
 
-# 1. steady stream, completions, concurrency 4
-r = run({"url": url("ttft=100,itl=20,n=20"), "model": "m", "input_len": 16,
-         "output_len": 20, "num_requests": 8, "concurrency": 4,
-         "id_prefix": "steady-", "per_request": True})
-check(r["completed"] == 8 and r["failed"] == 0, "steady: 8 completed")
-check(r["output_tokens"] == 160, "steady: 160 output tokens from usage")
-check(r["input_tokens"] == 8 * 16, "steady: prompt_tokens from usage")
-check(100 <= r["ttft_ms"]["p50"] <= 150,
-      "steady: TTFT p50 %.2f in [100, 150]" % r["ttft_ms"]["p50"])
-check(18 <= r["itl_ms"]["p50"] <= 30,
-      "steady: ITL p50 %.2f in [18, 30]" % r["itl_ms"]["p50"])
-check(r["itl_ms"]["n"] == 8 * 19, "steady: 19 gaps a request")
-check(r["peak_inflight"] == 4, "steady: 4 in flight at most")
-tpot = r["tpot_ms"]["p50"]
-check(18 <= tpot <= 30, "steady: TPOT p50 %.2f in [18, 30]" % tpot)
-compare(r, "steady-", "steady")
+def timed_cases(tag):
+    """The two timing cases; returns the checks that failed."""
+    global failures
+    kept, failures = failures, []
+    # 1. steady stream, completions, concurrency 4
+    r = run({"url": url("ttft=100,itl=20,n=20"), "model": "m", "input_len": 16,
+             "output_len": 20, "num_requests": 8, "concurrency": 4,
+             "id_prefix": "steady-%s-" % tag, "per_request": True})
+    check(r["completed"] == 8 and r["failed"] == 0, "steady: 8 completed")
+    check(r["output_tokens"] == 160, "steady: 160 output tokens from usage")
+    check(r["input_tokens"] == 8 * 16, "steady: prompt_tokens from usage")
+    check(100 <= r["ttft_ms"]["p50"] <= 150,
+          "steady: TTFT p50 %.2f in [100, 150]" % r["ttft_ms"]["p50"])
+    check(18 <= r["itl_ms"]["p50"] <= 30,
+          "steady: ITL p50 %.2f in [18, 30]" % r["itl_ms"]["p50"])
+    check(r["itl_ms"]["n"] == 8 * 19, "steady: 19 gaps a request")
+    check(r["peak_inflight"] == 4, "steady: 4 in flight at most")
+    tpot = r["tpot_ms"]["p50"]
+    check(18 <= tpot <= 30, "steady: TPOT p50 %.2f in [18, 30]" % tpot)
+    compare(r, "steady-%s-" % tag, "steady")
 
-# 2. jitter: the client's gaps follow the server's, gap for gap
-r = run({"url": url("ttft=30,itl=15,jitter=10,n=30"), "model": "m",
-         "input_len": 8, "output_len": 30, "num_requests": 4,
-         "concurrency": 4, "id_prefix": "jit-", "per_request": True})
-check(r["completed"] == 4, "jitter: 4 completed")
-check(r["itl_ms"]["stdev"] > 3, "jitter: ITL stdev %.2f > 3 ms"
-      % r["itl_ms"]["stdev"])
-compare(r, "jit-", "jitter")
+    # 2. jitter: the client's gaps follow the server's, gap for gap
+    r = run({"url": url("ttft=30,itl=15,jitter=10,n=30"), "model": "m",
+             "input_len": 8, "output_len": 30, "num_requests": 4,
+             "concurrency": 4, "id_prefix": "jit-%s-" % tag, "per_request": True})
+    check(r["completed"] == 4, "jitter: 4 completed")
+    check(r["itl_ms"]["stdev"] > 3, "jitter: ITL stdev %.2f > 3 ms"
+          % r["itl_ms"]["stdev"])
+    compare(r, "jit-%s-" % tag, "jitter")
+
+    got, failures = failures, kept
+    return got
+
+
+# A timing case that misses its tolerance is run once more: on a shared
+# 2-core host a burst of other work can hold either process off the CPU
+# for longer than the tolerance; a client that measures wrongly misses
+# both times.  Only these two cases are run again, whole; the fault
+# cases below run once.
+first = timed_cases("a")
+if first:
+    print("timing cases missed once (%s); once more" % "; ".join(first))
+    failures += timed_cases("b")
 
 # 3. the chat API: delta chunks
 r = run({"url": url("ttft=20,itl=5,n=10", "chat/completions"), "api": "chat",
