@@ -15,8 +15,6 @@ spoils a good one beside it.
 
 usage: test_fixture.py <strata binary> <tests/llm>
 """
-import json
-import os
 import statistics
 import sys
 import time
