@@ -44,7 +44,7 @@ long ctr_set_find(const struct ctr_set *s, const char *name);
 enum ctr_source {
   CTR_SRC_CPU = 1, CTR_SRC_SOFTIRQ = 2, CTR_SRC_INTR = 4, CTR_SRC_CTXT = 8,
   CTR_SRC_NET = 16, CTR_SRC_RDMA = 32, CTR_SRC_TCP = 64,
-  CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256
+  CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256, CTR_SRC_DISK = 512
 };
 
 /* CPU fields, in /proc/stat order, as named in the series. */
@@ -69,6 +69,13 @@ int ctr_parse_snmp(const char *text, struct ctr_set *s);
  * .../hw_counters: rdma.<dev>.<p>.<counter>.  No such directory:
  * nothing, returns 0. */
 int ctr_read_rdma(const char *root, struct ctr_set *s);
+
+/* /proc/diskstats (diskstats.c): disk.<dev>.<field> per block device,
+ * sectors as bytes; fields per the kernel's iostats.rst. */
+int ctr_parse_diskstats(const char *text, struct ctr_set *s);
+/* Read <root>/proc/diskstats into s.  -1 with "path: what" in err. */
+int ctr_read_disk(const char *root, struct ctr_set *s, char *err,
+                  size_t errlen);
 
 /* `ethtool -S <ifname>` through the ioctl: ethtool.<if>.<stat> (live
  * host only).  -1 with errno when the interface has no statistics. */

@@ -591,6 +591,8 @@ int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
   }
   if(!rc && (sources & CTR_SRC_GPU) && !root[0])
     rc = gpu_sample(s, err, errlen);
+  if(!rc && (sources & CTR_SRC_DISK))
+    rc = ctr_read_disk(root, s, err, errlen);
   free(buf);
   return rc;
 }

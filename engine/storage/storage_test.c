@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "storage.h"
+#include "strata.h"
 
 static int failures;
 #define CHECK(c) do { if(!(c)) { failures++; \
@@ -72,6 +74,47 @@ static void test_guard(void)
   char why[256];
   /* a regular file is never "in use" by this guard */
   CHECK(stg_device_in_use("", "/etc/hostname", why, sizeof(why)) == 0);
+}
+
+static double get(const struct ctr_set *s, const char *name)
+{
+  long i = ctr_set_find(s, name);
+  return i < 0 ? -1 : s->vals[i];
+}
+
+/* The disk counter source (engine/counters/diskstats.c) on a capture of
+ * this host's /proc/diskstats and on iostats.rst's own examples. */
+static void test_diskstats(void)
+{
+  struct ctr_set s;
+  char err[256], *buf = NULL;
+  ctr_set_init(&s);
+  CHECK(ctr_read_disk(FIXTURES "/host", &s, err, sizeof(err)) == 0);
+  CHECK(get(&s, "disk.vda.read_ios") == 1165051);
+  CHECK(get(&s, "disk.vda.read_bytes") == 316316866.0 * 512);
+  CHECK(get(&s, "disk.vda.write_ticks") == 523264);
+  CHECK(get(&s, "disk.vda.in_flight") == 0);
+  CHECK(get(&s, "disk.vda.io_ticks") == 308844);
+  CHECK(get(&s, "disk.vda.in_queue") == 5349237);
+  CHECK(get(&s, "disk.vda.flush_ticks") == 21670);
+  long i = ctr_set_find(&s, "disk.vda.in_flight");
+  CHECK(i >= 0 && s.kinds[i] == CTR_GAUGE);
+  CHECK(get(&s, "disk.loop7.read_ios") == 0);
+  ctr_set_clear(&s);
+  /* 11 fields (2.6.25+) and 15 (4.18+): what is there, no more */
+  CHECK(strata_read_file(FIXTURES "/iostats-rst.diskstats", 0, &buf, NULL,
+                         NULL) == 0);
+  CHECK(buf && ctr_parse_diskstats(buf, &s) == 0);
+  CHECK(get(&s, "disk.hda.in_queue") == 23705160);
+  CHECK(get(&s, "disk.hda.discard_ios") == -1);
+  CHECK(get(&s, "disk.hdb.discard_ticks") == 0);
+  CHECK(get(&s, "disk.hdb.flush_ios") == -1);
+  ctr_set_clear(&s);
+  CHECK(ctr_parse_diskstats("   8 0 sda 1 2 3\n", &s) == -1);
+  /* a recorded tree without the file has no disks; the live host must */
+  CHECK(ctr_read_disk(FIXTURES "/numa-4p4", &s, err, sizeof(err)) == 0);
+  free(buf);
+  ctr_set_free(&s);
 }
 
 static void test_jobs(void)
@@ -170,6 +213,7 @@ int main(void)
   test_rand();
   test_cpulist();
   test_guard();
+  test_diskstats();
   if(stg_probe_ring(err, sizeof(err)))
     printf("SKIP jobs: %s\n", err);
   else

@@ -1,5 +1,5 @@
 /*
- * target.c - what a storage job may touch: the kernel's CPU list format
+ * target.c - what a storage job may touch: the CPUs of a NUMA node
  * (numa_cpu_nodes -> /sys/devices/system/node/node<N>/cpulist, the same
  * syntax as fio's cpus_allowed), and the raw-device guard: a block device
  * that is mounted or held by another device (an md array, LVM) is never a
@@ -15,34 +15,29 @@
 
 #include "storage.h"
 #include "strata.h"
+#include "sys.h"
 
 int stg_cpulist_parse(const char *s, int *cpus, size_t max, size_t *n)
 {
+  /* the parser is the sys family's (sys_cpulist); this lists the CPUs */
+  enum { MASK = 8192 };
+  unsigned char *mask = calloc(MASK, 1);
+  int rc = -1;
   *n = 0;
-  while(*s && *s != '\n') {
-    char *end;
-    long a = strtol(s, &end, 10), b;
-    if(end == s || a < 0)
-      return -1;
-    b = a;
-    s = end;
-    if(*s == '-') {
-      b = strtol(s + 1, &end, 10);
-      if(end == s + 1 || b < a)
-        return -1;
-      s = end;
+  if(mask && sys_cpulist(s, mask, MASK) >= 0) {
+    rc = 0;
+    for(int c = 0; c < MASK; c++) {
+      if(!mask[c])
+        continue;
+      if(*n >= max) {
+        rc = -1;
+        break;
+      }
+      cpus[(*n)++] = c;
     }
-    for(long c = a; c <= b; c++) {
-      if(*n >= max)
-        return -1;
-      cpus[(*n)++] = (int)c;
-    }
-    if(*s == ',')
-      s++;
-    else if(*s && *s != '\n')
-      return -1;
   }
-  return 0;
+  free(mask);
+  return rc;
 }
 
 int stg_node_cpus(const char *root, int node, int *cpus, size_t max,
