@@ -243,7 +243,7 @@ static int l_run(lua_State *L)
     if(!strncmp(err, "open: ", 6) && strstr(err, "Invalid argument") &&
        o.direct)
       return luaL_error(L, "%s: %s (the filesystem may not support "
-                        "O_DIRECT: tmpfs does not)", fn, err);
+                        "O_DIRECT; direct = false is buffered)", fn, err);
     return luaL_error(L, "%s: %s", fn, err);
   }
   push_result(L, &o, &r);

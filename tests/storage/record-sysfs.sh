@@ -111,7 +111,15 @@ mkarr() {  # md mount members...
   # made on the host with the same mkfs.xfs into a 320 MiB image and
   # written onto the array here; mount, fstype and options are the guest's.
   dd if="$XFS_IMG" of="$md" bs=1M oflag=direct 2>/dev/null || exit 1
-  mkdir -p "$mnt"; mount -t xfs -o noatime "$md" "$mnt" || exit 1
+  mkdir -p "$mnt"
+  mount -t xfs -o noatime "$md" "$mnt" & mp=$!
+  i=0; while kill -0 $mp 2>/dev/null && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done
+  if kill -0 $mp 2>/dev/null; then
+    echo "mount $md hangs: blocked tasks follow"
+    timeout 10 dd if=/dev/md0 of=/dev/null bs=4k count=1 iflag=direct 2>&1 | tail -1
+    echo w > /proc/sysrq-trigger; sleep 2; dmesg | tail -60; exit 1
+  fi
+  wait $mp || exit 1
 }
 # drives by serial, never by name: the kernel numbers them as it probes
 dev_of() {
