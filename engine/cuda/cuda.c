@@ -276,6 +276,18 @@ void cuda_free(void **ptr, enum cuda_mem_kind kind)
   *ptr = NULL;
 }
 
+int cuda_bind(int dev, char *err, size_t len)
+{
+  int result = check_dev(dev, err, len);
+  if(result != CUDA_OK)
+    return result;
+  CK(cudaSetDevice(dev), "cudaSetDevice");
+  CK(cudaFree(NULL), "cudaFree(NULL)");      /* context made current now */
+  return CUDA_OK;
+fail:
+  return result;
+}
+
 int cuda_copy(void *dst, const void *src, size_t size, char *err,
               size_t len)
 {

@@ -95,6 +95,14 @@ int cuda_alloc(int dev, size_t len, enum cuda_mem_kind kind, void **ptr,
                char *err, size_t errlen);
 void cuda_free(void **ptr, enum cuda_mem_kind kind);
 
+/*
+ * Make dev's primary context current on the calling thread (a worker
+ * thread has none until it touches CUDA; cuFile/cuObject use the current
+ * context and crash without one: minio/rdma-training
+ * docs/troubleshooting.md section 5).
+ */
+int cuda_bind(int dev, char *err, size_t errlen);
+
 /* Plain synchronous copy between any two pointers (fill, read back). */
 int cuda_copy(void *dst, const void *src, size_t len, char *err,
               size_t errlen);
