@@ -210,6 +210,36 @@ static void read_back(struct job *j)
   }
 }
 
+/* The ring as fio 3.33 sets it up (engines/io_uring.c fio_ioring_queue_
+ * init): CQ sized to the depth, COOP_TASKRUN (no IPI per completion),
+ * SINGLE_ISSUER + DEFER_TASKRUN (task work runs when we reap), falling
+ * back without the last two on kernels before 6.1.  Made in the job's own
+ * thread: a single-issuer ring belongs to the task that created it. */
+static int ring_init(struct job *j)
+{
+  struct io_uring_params p;
+  memset(&p, 0, sizeof(p));
+  p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
+            IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  p.cq_entries = j->o->iodepth;
+  int rc = io_uring_queue_init_params(j->o->iodepth, &j->ring, &p);
+  if(rc == -EINVAL) {
+    memset(&p, 0, sizeof(p));
+    p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN;
+    p.cq_entries = j->o->iodepth;
+    rc = io_uring_queue_init_params(j->o->iodepth, &j->ring, &p);
+  }
+  if(rc == -EINVAL)  /* before 5.19: no COOP_TASKRUN either */
+    rc = io_uring_queue_init(j->o->iodepth, &j->ring, 0);
+  if(rc < 0) {
+    snprintf(j->err, sizeof(j->err), "ring: io_uring_queue_init(%u): %s",
+             j->o->iodepth, strerror(-rc));
+    return -1;
+  }
+  j->ring_ok = 1;
+  return 0;
+}
+
 static void *job_main(void *arg)
 {
   struct job *j = arg;
@@ -230,6 +260,8 @@ static void *job_main(void *arg)
       return NULL;
     }
   }
+  if(ring_init(j))
+    return NULL;
   target = o->ios ? o->ios : j->region / o->bs;
   getrusage(RUSAGE_THREAD, &r0);
   j->t0 = strata_now_ns();
@@ -313,13 +345,6 @@ static int job_open(struct job *j, char *err, size_t errlen)
     snprintf(err, errlen, "open: %s: %s", o->filename, strerror(errno));
     return -1;
   }
-  int rc = io_uring_queue_init(o->iodepth, &j->ring, 0);
-  if(rc < 0) {
-    snprintf(err, errlen, "ring: io_uring_queue_init(%u): %s", o->iodepth,
-             strerror(-rc));
-    return -1;
-  }
-  j->ring_ok = 1;
   if(posix_memalign((void **)&j->bufs, 4096, (size_t)o->iodepth * o->bs)) {
     snprintf(err, errlen, "memory: %u buffers of %zu bytes", o->iodepth,
              o->bs);

@@ -154,7 +154,9 @@ boot() {  # layouts qemu-args...
   local lay=$1; shift
   local o="$work/out-$lay"; mkdir -p "$o"
   sed "1i export STRATA_LAYOUTS=$lay XFS_IMG=$work/xfs.img" "$work/guest.sh" > "$o/script.sh"
-  timeout 600 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 4 -m 1024 \
+  # thread=single: with multi-threaded TCG, I/O completions on the
+  # emulated NVMe behind pxb were lost (a 320 MiB dd never returned)
+  timeout 600 qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp 4 -m 1024 \
     -object memory-backend-ram,id=m0,size=512M \
     -object memory-backend-ram,id=m1,size=512M \
     -numa node,nodeid=0,cpus=0-1,memdev=m0 \
