@@ -43,8 +43,10 @@ for l in $(for b in $bins; do ldd "$b"; done |
 done
 (cd "$extra" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/extra.gz"
 cat "$base" "$work/extra.gz" > "$work/initrd"
-truncate -s 320M "$work/xfs.img"
-mkfs.xfs -q -f "$work/xfs.img"
+for i in 0 1; do
+  truncate -s 320M "$work/xfs$i.img"
+  mkfs.xfs -q -f "$work/xfs$i.img"
+done
 
 # The guest side: load modules, build each layout, record it.
 cat > "$work/guest.sh" <<'EOF'
@@ -110,7 +112,8 @@ mkarr() {  # md mount members...
   # dd with O_DIRECT and fsync on the same array works): the filesystem is
   # made on the host with the same mkfs.xfs into a 320 MiB image and
   # written onto the array here; mount, fstype and options are the guest's.
-  dd if="$XFS_IMG" of="$md" bs=1M oflag=direct 2>/dev/null || exit 1
+  img=$XFS_IMG; [ "$md" = /dev/md1 ] && img=$XFS_IMG1  # two UUIDs
+  dd if="$img" of="$md" bs=1M oflag=direct 2>/dev/null || exit 1
   mkdir -p "$mnt"
   mount -t xfs -o noatime "$md" "$mnt" & mp=$!
   i=0; while kill -0 $mp 2>/dev/null && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done
@@ -153,7 +156,7 @@ EOF
 boot() {  # layouts qemu-args...
   local lay=$1; shift
   local o="$work/out-$lay"; mkdir -p "$o"
-  sed "1i export STRATA_LAYOUTS=$lay XFS_IMG=$work/xfs.img" "$work/guest.sh" > "$o/script.sh"
+  sed "1i export STRATA_LAYOUTS=$lay XFS_IMG=$work/xfs0.img XFS_IMG1=$work/xfs1.img" "$work/guest.sh" > "$o/script.sh"
   # thread=single: with multi-threaded TCG, I/O completions on the
   # emulated NVMe behind pxb were lost (a 320 MiB dd never returned)
   timeout 600 qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp 4 -m 1024 \
@@ -203,7 +206,7 @@ $kver: 8 emulated NVMe drives (qemu -device nvme, serials STRATA-NVME-1..8,
 256 MiB each) behind pci-bridges on pxb expander bridges on emulated NUMA nodes 0 and 1,
 one virtio NIC per node, arrays made by mdadm $(mdadm --version 2>&1 | awk '{print $3}')
 (RAID0, 512K chunk); XFS made by mkfs.xfs ($(mkfs.xfs -V | awk '{print $3}')) on the host into
-a 320 MiB image written onto each array in the guest (mkfs.xfs hangs on md
+a 320 MiB image (one per array, distinct UUIDs) written onto each array in the guest (mkfs.xfs hangs on md
 under TCG), mounted noatime in the guest.
 Layout: $name.  Files are copies of the guest's own sysfs/procfs files;
 symlinks keep the kernel's relative targets.  No GPU in the guest.
