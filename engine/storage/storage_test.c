@@ -111,8 +111,13 @@ static void test_diskstats(void)
   CHECK(get(&s, "disk.hdb.flush_ios") == -1);
   ctr_set_clear(&s);
   CHECK(ctr_parse_diskstats("   8 0 sda 1 2 3\n", &s) == -1);
-  /* a recorded tree without the file has no disks; the live host must */
+  /* the qemu guest's own file: md arrays and NVMe namespaces */
   CHECK(ctr_read_disk(FIXTURES "/numa-4p4", &s, err, sizeof(err)) == 0);
+  CHECK(get(&s, "disk.md0.write_ios") > 0);
+  CHECK(get(&s, "disk.nvme0n1.read_ios") > 0);
+  ctr_set_clear(&s);
+  /* a recorded tree without the file has no disks; the live host must */
+  CHECK(ctr_read_disk(FIXTURES, &s, err, sizeof(err)) == 0 && s.n == 0);
   free(buf);
   ctr_set_free(&s);
 }

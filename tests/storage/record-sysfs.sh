@@ -108,10 +108,11 @@ mkarr() {  # md mount members...
   local md=$1 mnt=$2; shift 2
   yes | mdadm --create "$md" --run --level=0 --chunk=512 \
     --raid-devices=$# "$@" >/dev/null 2>&1 || { echo "mdadm $md failed"; exit 1; }
-  # mkfs.xfs inside the TCG guest hangs on md (it never returns, while
-  # dd with O_DIRECT and fsync on the same array works): the filesystem is
-  # made on the host with the same mkfs.xfs into a 320 MiB image and
-  # written onto the array here; mount, fstype and options are the guest's.
+  # mkfs.xfs inside the guest hung under multi-threaded TCG (lost NVMe
+  # completions, see thread=single below; not retried since): the
+  # filesystem is made on the host with the same mkfs.xfs into a 320 MiB
+  # image and written onto the array here; mount, fstype and options are
+  # the guest's.
   img=$XFS_IMG; [ "$md" = /dev/md1 ] && img=$XFS_IMG1  # two UUIDs
   dd if="$img" of="$md" bs=1M oflag=direct 2>/dev/null || exit 1
   mkdir -p "$mnt"
@@ -206,8 +207,9 @@ $kver: 8 emulated NVMe drives (qemu -device nvme, serials STRATA-NVME-1..8,
 256 MiB each) behind pci-bridges on pxb expander bridges on emulated NUMA nodes 0 and 1,
 one virtio NIC per node, arrays made by mdadm $(mdadm --version 2>&1 | awk '{print $3}')
 (RAID0, 512K chunk); XFS made by mkfs.xfs ($(mkfs.xfs -V | awk '{print $3}')) on the host into
-a 320 MiB image (one per array, distinct UUIDs) written onto each array in the guest (mkfs.xfs hangs on md
-under TCG), mounted noatime in the guest.
+a 320 MiB image (one per array, distinct UUIDs) written onto each array in the guest (mkfs.xfs hung in the
+guest under multi-threaded TCG; not retried under the single-threaded
+TCG this recording used), mounted noatime in the guest.
 Layout: $name.  Files are copies of the guest's own sysfs/procfs files;
 symlinks keep the kernel's relative targets.  No GPU in the guest.
 EOT

@@ -262,7 +262,7 @@ function M.layout(opts)
     for _, a in ipairs(r.arrays) do
       if count_keys(a.nodes) == 1 then covered[a.near_node] = true end
     end
-    for n in pairs(nvme_nodes) do
+    for _, n in ipairs(sorted_keys(nvme_nodes)) do
       if not covered[n] then
         matches = false
         finding("fail", "node %d's NVMe are not in a node-local array", n)
