@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "procfs.h"
 
 static const struct {
   const char *name;

@@ -26,6 +26,9 @@ function M.main(argv)
       io.stderr:write("strata: ", pos[1], ": no records\n")
       return 2
     end
+    if recs[1].type == "run" and recs[1].fleet then
+      return require("strata.fleet.run").report(recs, o, pos[1])
+    end
     local m = verdict.build(recs)
     local xlsx = o.output or (pos[1]:gsub("%.jsonl$", "") .. ".xlsx")
     outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
