@@ -1,13 +1,13 @@
 /*
  * fuzz_prom.c - libFuzzer harness for the Prometheus text exposition
- * parser (engine/counters/prom.c): what any scraped endpoint sends.  Every
+ * parser (engine/prom/prom.c): what any scraped endpoint sends.  Every
  * parsed sample is also keyed and classified, as the sampler does.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
+#include "prom.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
