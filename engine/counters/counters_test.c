@@ -11,13 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "counters.h"
 
-static int failures;
-
-#define CHECK(c) do { if(!(c)) { failures++; \
-  fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } \
-} while(0)
 #define NEAR(a, b) (fabs((double)(a) - (double)(b)) <= \
   1e-9 * (fabs((double)(b)) + 1))
 
@@ -155,11 +151,8 @@ static void test_prom_errors(void)
     struct prom_doc d;
     int rc = prom_parse(t, len, &d, err, sizeof(err));
     CHECK(rc == -1);
-    if(strncmp(err, bad[i].want, strlen(bad[i].want))) {
-      failures++;
-      fprintf(stderr, "%s: got '%s', want '%s'\n", bad[i].file, err,
-              bad[i].want);
-    }
+    CHECKF(!strncmp(err, bad[i].want, strlen(bad[i].want)),
+           "%s: got '%s', want '%s'", bad[i].file, err, bad[i].want);
     prom_doc_free(&d);
     free(t);
   }
@@ -187,11 +180,9 @@ static void test_prom_errors(void)
 static double get(const struct ctr_set *s, const char *name)
 {
   long i = ctr_set_find(s, name);
-  if(i < 0) {
-    fprintf(stderr, "no counter %s\n", name);
-    failures++;
+  CHECKF(i >= 0, "no counter %s", name);
+  if(i < 0)
     return NAN;
-  }
   return s->vals[i];
 }
 
@@ -355,10 +346,5 @@ int main(void)
   test_procfs();
   test_math();
   test_sampler_static();
-  if(failures) {
-    fprintf(stderr, "counters_test: %d failures\n", failures);
-    return 1;
-  }
-  printf("counters_test: ok\n");
-  return 0;
+  return check_result("counters_test");
 }
