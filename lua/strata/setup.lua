@@ -51,6 +51,7 @@ function M.load(opts)
     s.site = spec.protect(yaml.load_file, opts.site)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
   end
+  require("strata.scale").apply(tests, s.site, opts.site)
 
   local tfile = opts.thresholds or default_thresholds(paths)
   local file_crit = {}
