@@ -1,5 +1,5 @@
 -- bench/s3/bench.lua RGWDIR [ROUNDS [OP:CONC]]: strata's S3 engine side by side with
--- curl --aws-sigv4 and rclone on the same RGW (tests/s3/rgw.sh), GET and
+-- curl --aws-sigv4 and rclone on the same RGW (lab/rgw.sh), GET and
 -- PUT of 256 MiB objects at concurrency 1 and 4.  Prints a ratio table:
 -- strata / the better peer (target >= 1.0 everywhere) and strata's CPU
 -- seconds per GiB moved.  Method: docs/s3.md ("Benchmark").

@@ -3,7 +3,7 @@
 -- { summary = "...", usage = "...", main = function(args) -> exit code }.
 local M = {}
 
-local COMMANDS = { "run", "list", "check", "report", "serve", "lua" }
+local COMMANDS = { "run", "list", "check", "report", "serve", "lab", "lua" }
 
 local function usage_text()
   local lines = {
