@@ -1,5 +1,6 @@
--- strata.runner: the plan (selection, needs, ladder order), the run of
--- every matrix cell in an isolated child process, and the verdicts.
+-- strata.runner: the plan (selection, needs, ladder order) and the run of
+-- every matrix cell in an isolated child process.  It journals each cell's
+-- raw outcome; strata.verdict turns outcomes into statuses.
 --
 -- One child per cell (core.isolate): a primitive that hangs past the
 -- cell's timeout, crashes or raises costs that cell only; every finished
@@ -8,6 +9,7 @@ local core = require "strata.core"
 local cjson = require "cjson"
 local spec = require "strata.spec"
 local thresholds = require "strata.thresholds"
+local verdict = require "strata.verdict"
 
 local M = {}
 
@@ -164,33 +166,51 @@ local function run_cell(t, cell, env)
   return cjson.encode(out)
 end
 
-local STATUS_RANK = { ERROR = 5, FAIL = 4, BLOCKED = 3, PASS = 2, SKIP = 1 }
-
--- A test's status from its cells' statuses.
-function M.aggregate(statuses)
-  local worst, all_skip = nil, #statuses > 0
-  for _, s in ipairs(statuses) do
-    if s ~= "SKIP" then all_skip = false end
-    if s ~= "SKIP" and (not worst or STATUS_RANK[s] > STATUS_RANK[worst]) then
-      worst = s
-    end
+-- The plan as the journal keeps it: what each test would run, so that a
+-- report of a killed run can list what never ran (NOT RUN).
+function M.plan_record(order, expect, spec_root)
+  local tests = {}
+  for i, t in ipairs(order) do
+    tests[i] = { id = t.id, layer = t.layer, title = t.title,
+                 params = t.params, cells = #spec.cells(t), needs = t.needs,
+                 headline = t.headline, units = t.units, source = t.where }
   end
-  if all_skip then return "SKIP" end
-  return worst or "SKIP"
+  return { type = "plan", tests = tests, expect = expect,
+           spec_root = spec_root }
 end
+
+-- The child's answer -> the raw outcome the journal keeps (verdict.cell
+-- turns it into a status and reason).
+local function outcome_of(st, payload, t)
+  if st == "ok" then
+    local out = require("strata.journal").denull(cjson.decode(payload))
+    local o = { kind = "ok", fail = out.fail,
+                counter_errors = out.counter_errors }
+    if out.skip then o = { kind = "skip", why = out.skip }
+    elseif out.error then
+      o = { kind = "error", why = out.error, traceback = out.traceback }
+    end
+    return o, out
+  elseif st == "timeout" then
+    return { kind = "timeout", timeout = t.timeout }, {}
+  elseif st == "crashed" then
+    return { kind = "crashed", why = tostring(payload) }, {}
+  elseif st == "interrupted" then
+    return { kind = "stopped" }, {}
+  end
+  return { kind = "error", why = tostring(payload) }, {}
+end
+
+-- A plain progress line for logs (no terminal) at most this often.
+local PLAIN_EVERY = 30
 
 -- Run the plan.  opts: site, criteria (resolved list), journal (with
 -- :write(rec)), progress (bool: stderr is a terminal).  Returns the
 -- result records and whether the run was interrupted.
 function M.run(order, opts)
   local results = {}      -- id -> list of records
-  local status = {}       -- id -> aggregated status
-  local reason = {}       -- id -> why it did not pass (first cell's reason)
-  local crit_by_id = {}
-  for _, c in ipairs(opts.criteria) do
-    crit_by_id[c.id] = crit_by_id[c.id] or {}
-    table.insert(crit_by_id[c.id], c)
-  end
+  local rolled = {}       -- id -> verdict.test roll-up
+  local crit_by_id = verdict.by_test(opts.criteria)
 
   local function lookup_all(id)
     local out = {}
@@ -215,6 +235,7 @@ function M.run(order, opts)
   local env = { site = opts.site, lookup = lookup, lookup_all = lookup_all }
   local interrupted = false
   local total = #order
+  local run0, last_plain = core.now(), core.now()
 
   for i, t in ipairs(order) do
     if interrupted then break end
@@ -230,6 +251,7 @@ function M.run(order, opts)
       local r = {}
       for k, v in pairs(base) do r[k] = v end
       for k, v in pairs(fields) do r[k] = v end
+      r.status, r.reason = verdict.cell(r)
       results[t.id] = results[t.id] or {}
       table.insert(results[t.id], r)
       opts.journal:write(r)
@@ -237,115 +259,68 @@ function M.run(order, opts)
     end
 
     -- needs: a need that did not PASS blocks (or skips) the whole test
-    local blocked, skipped
-    for _, n in ipairs(t.needs) do
-      local s = status[n]
-      local why = reason[n] and (": " .. reason[n]) or ""
-      if s == "SKIP" then
-        skipped = skipped or ("needs %s, which was skipped%s"):format(n, why)
-      elseif s ~= "PASS" then
-        blocked = blocked or ("needs %s, which is %s%s"):format(n, s or "not run", why)
-      end
+    local gate, why = verdict.gate(t.needs, rolled)
+    if gate then
+      record { cell = {}, cell_index = 1, checks = {},
+               outcome = { kind = gate == "BLOCKED" and "blocked"
+                           or "gated_skip", why = why },
+               started = core.utc(), duration_s = 0 }
     end
-    local statuses = {}
-    if blocked or skipped then
-      local r = record { cell = {}, cell_index = 1, cells = 1,
-                         status = blocked and "BLOCKED" or "SKIP",
-                         reason = blocked or skipped, checks = {},
-                         started = core.utc(), duration_s = 0 }
-      statuses[1] = r.status
-    end
-    for ci, cell in ipairs((blocked or skipped) and {} or cells) do
-      local label = spec.cell_label(t, cell)
+    for ci, cell in ipairs(gate and {} or cells) do
+      local label = verdict.label(t.params, cell)
       local started, c0 = core.utc(), core.now()
-      local tick
-      if opts.progress then
-        tick = function(el)
+      local function tick(el)
+        if opts.progress then
           io.stderr:write(("\r\27[K  %s [%d/%d] %s  %.1f s"):format(
             t.id, ci, #cells, label, el))
+        elseif core.now() - last_plain >= PLAIN_EVERY then
+          -- CI logs and nohup runs: a plain line now and then
+          last_plain = core.now()
+          io.stderr:write(("strata: test %d/%d %s, cell %d/%d%s, %.0f s in "
+            .. "this cell, %.0f s in all\n"):format(i, total, t.id, ci,
+            #cells, label ~= "" and (" " .. label) or "", el,
+            core.now() - run0))
         end
       end
       local st, payload = core.isolate(function()
         return run_cell(t, cell, env)
       end, { timeout = t.timeout, tick = tick, tick_ms = 500 })
       if opts.progress then io.stderr:write("\r\27[K") end
-      local rec = { cell = cell, cell_index = ci, started = started,
-                    checks = {}, tables = {}, notes = {} }
-      rec.duration_s = core.now() - c0
-      if st == "ok" then
-        local out = require("strata.journal").denull(cjson.decode(payload))
-        rec.tables, rec.notes, rec.series = out.tables, out.notes, out.series
-        rec.metrics = out.metrics
-        if out.skip then
-          rec.status, rec.reason = "SKIP", out.skip
-        elseif out.error then
-          rec.status, rec.reason = "ERROR", out.error
-          if opts.verbose and out.traceback then
-            io.stderr:write(out.error, "\n", out.traceback, "\n")
-          end
-        else
-          local checks = thresholds.judge(crit_by_id[t.id] or {}, {
-            site = opts.site, metrics = rec.metrics, cell = cell,
-            lookup = lookup })
-          rec.checks = checks
-          local failed, unresolved = {}, nil
-          for _, c in ipairs(checks) do
-            if c.unresolved then unresolved = unresolved or c.why end
-            if not c.ok then failed[#failed + 1] = c.why end
-          end
-          if out.counter_errors then
-            -- the spec asked for these counters: a run without them is
-            -- not a measurement to judge
-            rec.status = "ERROR"
-            rec.reason = "counters could not be read: " .. out.counter_errors[1]
-            for _, e in ipairs(out.counter_errors) do
-              rec.notes[#rec.notes + 1] = "counters: " .. e
-            end
-          elseif unresolved then
-            rec.status, rec.reason = "ERROR", unresolved
-          elseif out.fail then
-            rec.status, rec.reason = "FAIL", out.fail
-          elseif #failed > 0 then
-            rec.status, rec.reason = "FAIL", table.concat(failed, "; ")
-          else
-            rec.status = "PASS"
-          end
+      local o, out = outcome_of(st, payload, t)
+      if o.traceback then
+        if opts.verbose then
+          io.stderr:write(o.why, "\n", o.traceback, "\n")
         end
-      elseif st == "error" then
-        rec.status, rec.reason = "ERROR", payload
-      elseif st == "timeout" then
-        rec.status = "ERROR"
-        rec.reason = ("timed out after %g s%s (timeout set at %s)"):format(
-          t.timeout, label ~= "" and (" in cell " .. label) or "", t.where)
-      elseif st == "crashed" then
-        rec.status, rec.reason = "ERROR", "crashed: " .. tostring(payload)
-      elseif st == "interrupted" then
-        rec.status, rec.reason = "ERROR", "interrupted"
-        interrupted = true
+        o.traceback = nil
       end
+      local rec = { cell = cell, cell_index = ci, started = started,
+                    duration_s = core.now() - c0, outcome = o,
+                    tables = out.tables or {}, notes = out.notes or {},
+                    series = out.series, metrics = out.metrics, checks = {} }
+      for _, e in ipairs(o.counter_errors or {}) do
+        rec.notes[#rec.notes + 1] = "counters: " .. e
+      end
+      if o.kind == "ok" then
+        rec.checks = thresholds.judge(crit_by_id[t.id] or {}, {
+          site = opts.site, metrics = rec.metrics or {}, cell = cell,
+          lookup = lookup })
+      end
+      if o.kind == "stopped" then interrupted = true end
       record(rec)
-      statuses[#statuses + 1] = rec.status
       if interrupted then break end
     end
-    status[t.id] = M.aggregate(statuses)
-    for _, r in ipairs(results[t.id] or {}) do
-      if r.status == status[t.id] and r.reason then
-        reason[t.id] = tostring(r.reason):gsub("\n.*", "")
-        break
-      end
-    end
+    local roll = verdict.test({ id = t.id, layer = t.layer, title = t.title,
+      params = t.params, cells = #cells, headline = t.headline,
+      units = t.units, source = t.where }, results[t.id] or {},
+      crit_by_id[t.id] or {}, true)
+    rolled[t.id] = roll
     local line = ("[%2d/%d] %-8s %-8s %-40s %-7s %5.1f s"):format(i, total,
-      t.id, t.layer, t.title:sub(1, 40), status[t.id], core.now() - t0)
-    local first = results[t.id] and results[t.id][1]
-    for _, r in ipairs(results[t.id] or {}) do
-      if r.status ~= "PASS" and r.reason then first = r break end
-    end
-    if status[t.id] ~= "PASS" and first and first.reason then
-      local where = spec.cell_label(t, first.cell or {})
-      line = line .. "  " .. (where ~= "" and ("[" .. where .. "] ") or "")
-        .. tostring(first.reason):gsub("\n.*", "")
+      t.id, t.layer, t.title:sub(1, 40), roll.status, core.now() - t0)
+    if roll.status ~= "PASS" and roll.reason then
+      line = line .. "  " .. roll.reason
     end
     io.stderr:write(line, "\n")
+    last_plain = core.now()
     if core.stopping() then interrupted = true end
   end
   return results, interrupted

@@ -113,6 +113,46 @@ local function check_matrix(where, id, m)
   return params
 end
 
+-- The file:line of each criterion a test{} at file:line defines: the first
+-- line below `criteria =` in that test's text that names the metric.  Lua
+-- tables keep no lines; the text does.  Metrics not found are left out
+-- (their criterion then points at `test {`).
+local text_lines = {}
+local function criteria_where(file, line, crit)
+  if not file or next(crit) == nil then return nil end
+  local lines = text_lines[file]
+  if not lines then
+    lines = {}
+    local f = io.open(file, "r")
+    if not f then return nil end
+    for l in f:lines() do lines[#lines + 1] = l end
+    f:close()
+    text_lines[file] = lines
+  end
+  local stop = #lines
+  for j = line + 1, #lines do
+    if lines[j]:match("^%s*test%s*[{(]") then stop = j - 1 break end
+  end
+  local from
+  for j = line, stop do
+    if lines[j]:match("criteria%s*=") then from = j break end
+  end
+  if not from then return nil end
+  local out = {}
+  for metric in pairs(crit) do
+    local esc = metric:gsub("%p", "%%%0")
+    for j = from, stop do
+      local l = " " .. lines[j]
+      if l:match("[%s{,]" .. esc .. "%s*=")
+         or l:match("%[%s*[\"']" .. esc .. "[\"']%s*%]%s*=") then
+        out[metric] = ("%s:%d"):format(file, j)
+        break
+      end
+    end
+  end
+  return out
+end
+
 -- Validate one test{} table; returns the normalised definition.
 local function validate(def, where)
   if type(def) ~= "table" then
@@ -162,6 +202,8 @@ local function validate(def, where)
     criteria = def.criteria or {}, units = def.units or {}, run = def.run,
     where = where, file = where:match("^(.*):%d+$"),
   }
+  t.criteria_where = criteria_where(t.file,
+    tonumber(where:match(":(%d+)$")), t.criteria)
   if def.matrix then
     t.params = check_matrix(where, id, def.matrix)
     t.matrix = def.matrix
@@ -287,14 +329,6 @@ function M.cells(t)
     if not excluded(c, t.matrix.exclude) then out[#out + 1] = c end
   end
   return out
-end
-
-function M.cell_label(t, cell)
-  local parts = {}
-  for _, p in ipairs(t.params or {}) do
-    if cell[p] ~= nil then parts[#parts + 1] = p .. "=" .. tostring(cell[p]) end
-  end
-  return table.concat(parts, ",")
 end
 
 return M

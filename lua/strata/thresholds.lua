@@ -9,6 +9,7 @@
 -- test) or `<metric>` (a metric of the same result).
 local yaml = require "strata.yaml"
 local spec = require "strata.spec"
+local common = require "strata.report.common"
 
 local M = {}
 
@@ -121,7 +122,9 @@ function M.resolve(tests, by_id, file_crit, sets)
     for metric, ops in pairs(t.criteria) do
       m[metric] = {}
       for op, v in pairs(ops) do
-        m[metric][op] = { value = v, source = t.where }
+        -- the criterion's own line in the spec, not that of `test {`
+        m[metric][op] = { value = v,
+                          source = (t.criteria_where or {})[metric] or t.where }
       end
     end
     for metric, ops in pairs((file_crit or {})[t.id] or {}) do
@@ -149,9 +152,10 @@ function M.resolve(tests, by_id, file_crit, sets)
       table.sort(ops)
       for _, op in ipairs(ops) do
         local e = merged[t.id][metric][op]
+        local limit = parse_limit(e.value, by_id)
         list[#list + 1] = {
           id = t.id, metric = metric, op = op, value = e.value,
-          limit = parse_limit(e.value, by_id), source = e.source,
+          expr = e.value, ref = limit.ref, limit = limit, source = e.source,
         }
       end
     end
@@ -160,16 +164,7 @@ function M.resolve(tests, by_id, file_crit, sets)
   return list
 end
 
-local function fmt_value(v)
-  if type(v) == "table" then
-    local parts = {}
-    for _, x in ipairs(v) do parts[#parts + 1] = fmt_value(x) end
-    return "{" .. table.concat(parts, ", ") .. "}"
-  elseif math.type(v) == "float" then
-    return ("%.6g"):format(v)
-  end
-  return tostring(v)
-end
+local fmt_value = common.fmt
 M.fmt_value = fmt_value
 
 -- "bw_gbps >= 0.9 x site.rdma.line_rate_gbps"
@@ -264,13 +259,15 @@ function M.judge(criteria, ctx)
       text = ("%s (= %s)"):format(text, fmt_value(limit))
     end
     if #names == 0 then
-      checks[#checks + 1] = { metric = c.metric, op = c.op, ok = false,
-        text = text, source = c.source, why = "no metric matches " .. c.metric }
+      checks[#checks + 1] = { metric = c.metric, criterion = c.metric,
+        op = c.op, expr = c.expr, ok = false, text = text, source = c.source,
+        why = "no metric matches " .. c.metric }
     end
     for _, name in ipairs(names) do
       local v = ctx.metrics[name]
-      local ck = { metric = name, op = c.op, limit = limit, value = v,
-                   text = text, source = c.source }
+      local ck = { metric = name, criterion = c.metric, op = c.op,
+                   expr = c.expr, limit = limit, value = v, text = text,
+                   source = c.source }
       if limit == nil then
         ck.ok, ck.why = false, "cannot evaluate: " .. why
         ck.unresolved = true

@@ -33,7 +33,8 @@ def find(ws, value, col=None):
 
 
 STATUS_FILL = {"PASS": "C6EFCE", "FAIL": "FFC7CE", "ERROR": "8B0000",
-               "BLOCKED": "F4B183", "SKIP": "D9D9D9"}
+               "BLOCKED": "F4B183", "SKIP": "D9D9D9", "INCOMPLETE": "FFEB9C",
+               "STOPPED": "FFEB9C", "NOT RUN": "FFFFFF"}
 
 # --- workbook --------------------------------------------------------------
 wb = openpyxl.load_workbook(OUT + "/book.xlsx")
@@ -55,11 +56,12 @@ check("A4:C4" in [str(r) for r in s.merged_cells.ranges], "verdict merged")
 check(s["D4"].value == "Lowest failed rung: verbs (R2 FAIL) \u2014 results "
       "above it are not trusted", "lowest failed rung: %r" % s["D4"].value)
 counts = {}
-for r in range(6, 12):
+for r in range(6, 15):
     counts[s.cell(r, 1).value] = s.cell(r, 2).value
 check(counts == {"PASS": 3, "FAIL": 1, "ERROR": 1, "BLOCKED": 1, "SKIP": 2,
-                 "Total": 8}, "counts %r" % counts)
-for r in range(6, 11):
+                 "INCOMPLETE": 0, "STOPPED": 0, "NOT RUN": 0, "Total": 8},
+      "counts %r" % counts)
+for r in range(6, 14):
     c = s.cell(r, 1)
     check(rgb(c) == STATUS_FILL.get(c.value), "count label %r" % c.value)
 hdr = find(s, "ID", col=1)
@@ -179,6 +181,15 @@ check(n_num > 40, "Metrics values are numbers (%d)" % n_num)
 check(not any(str(row[0].value).startswith("delta.")
               for row in m.iter_rows(min_row=5, min_col=4, max_col=4)),
       "no delta.* on Metrics")
+# FAIL marks only the metric whose check failed (R2's small cells: bw_gbps)
+fails = [(r[0], r[2], r[3]) for r in m.iter_rows(min_row=5, values_only=True)
+         if r[6] == "FAIL"]
+check(fails and all(f[:1] == ("R2",) and f[2] == "bw_gbps" for f in fails),
+      "Metrics FAIL only on failed checks: %r" % fails)
+r2small = {r[3]: r[6] for r in m.iter_rows(min_row=5, values_only=True)
+           if r[0] == "R2" and r[2] == "size=4096,qps=1"}
+check(r2small.get("iterations") is None and r2small.get("bw_gbps") == "FAIL",
+      "a failed cell's other metrics are not marked: %r" % r2small)
 
 cn = wb["Counters"]
 check(len(cn._charts) == 2, "Counters: one chart per sampled test")
@@ -202,9 +213,9 @@ check(len([x for x in hdr if x and x.startswith(("cpu.", "rdma.", "net."))])
 th = wb["Thresholds"]
 srcs = [row[0].value for row in th.iter_rows(min_row=5, min_col=6,
                                              max_col=6)]
-check(srcs == ["specs/thresholds.yaml:4", "specs/thresholds.yaml:8",
-               "specs/thresholds.yaml:12", "specs/thresholds.yaml:14",
-               "specs/thresholds.yaml:20", "--set S1.get_gbps.min=1"],
+check(srcs == ["thresholds.yaml:4", "thresholds.yaml:8",
+               "thresholds.yaml:12", "thresholds.yaml:14",
+               "thresholds.yaml:20", "--set S1.get_gbps.min=1"],
       "threshold sources %r" % srcs)
 check(th.freeze_panes == "A5", "Thresholds frozen")
 check(find(th, "0.9 * site.rdma.line_rate_gbps") is not None,

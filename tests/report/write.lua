@@ -174,6 +174,7 @@ do
     run = { started = "2026-11-29T19:00:00Z", interrupted = true },
     criteria = {},
     layers = { "host", "s3" }, verdict = "FAIL",
+    message = "The run was interrupted: results are incomplete.",
     tests = {
       { id = "X1", layer = "s3", title = "op matrix", status = "PASS",
         cells = 4, params = { "op", "size" } },

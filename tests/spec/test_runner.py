@@ -70,7 +70,11 @@ class Verdicts(Tmp):
         ck = t2[(4096, 1)]["checks"][0]
         self.assertIn("bw_gbps >= 0.5 x site.rdma.line_rate_gbps (= 10)",
                       ck["text"])
-        self.assertIn("ladder.lua:", ck["source"])
+        # the criterion's own line, not that of `test {`
+        self.assertTrue(ck["source"].endswith("ladder.lua:19"), ck["source"])
+        self.assertEqual((ck["criterion"], ck["op"], ck["limit"]),
+                         ("bw_gbps", "min", 10))
+        self.assertEqual(ck["expr"], "0.5 * site.rdma.line_rate_gbps")
         # T3 is judged against the same cell of T2 (qps=1 matches first)
         self.assertEqual([c["status"] for c in res["T3"]], ["PASS", "PASS"])
         self.assertEqual(status["T4"], ["ERROR"])
@@ -253,8 +257,8 @@ class BadInput(Tmp):
 
 
 class KillSafe(Tmp):
-    def start(self):
-        return subprocess.Popen([BIN, "run", os.path.join(FIX, "slow.lua"),
+    def start(self, spec="slow.lua"):
+        return subprocess.Popen([BIN, "run", os.path.join(FIX, spec),
                                  "-o", self.path("k.xlsx")],
                                 stderr=subprocess.PIPE, text=True)
 
@@ -262,12 +266,20 @@ class KillSafe(Tmp):
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
-                if len(results(journal(self.path("k.jsonl")))) >= n:
+                recs = journal(self.path("k.jsonl"))
+                if sum(r["type"] == "result" for r in recs) >= n:
                     return
             except (OSError, ValueError):
                 pass
             time.sleep(0.05)
         self.fail("no results appeared")
+
+    def report(self):
+        q = strata("report", self.path("k.jsonl"), "--json",
+                   self.path("k.json"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        with open(self.path("k.json")) as f:
+            return json.load(f)
 
     def test_kill_9_then_report(self):
         p = self.start()
@@ -278,14 +290,73 @@ class KillSafe(Tmp):
         self.assertGreaterEqual(len(done), 2)
         self.assertLess(len(done), 6)
         self.assertFalse(os.path.exists(self.path("k.xlsx")))
-        q = strata("report", self.path("k.jsonl"), "--json", self.path("k.json"))
-        self.assertEqual(q.returncode, 0, q.stderr)
+        doc = self.report()
         self.assertTrue(os.path.exists(self.path("k.xlsx")))
-        with open(self.path("k.json")) as f:
-            doc = json.load(f)
-        ids = [t["id"] for t in doc["tests"]]
-        self.assertEqual(ids, sorted(done, key=lambda k: int(k[1:])))
+        # every planned test is listed; those that never ran as NOT RUN
+        st = {t["id"]: t["status"] for t in doc["tests"]}
+        self.assertEqual(sorted(st, key=lambda k: int(k[1:])),
+                         ["S%d" % i for i in range(1, 7)])
+        for tid in st:
+            self.assertEqual(st[tid], "PASS" if tid in done else "NOT RUN",
+                             (tid, st))
         self.assertTrue(doc["run"]["interrupted"])
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
+        self.assertIsNone(doc.get("lowest_failed"))
+
+    def test_kill_9_mid_matrix_is_incomplete(self):
+        import openpyxl
+        p = self.start("matrix_slow.lua")
+        self.wait_results(2)
+        p.kill()
+        p.wait()
+        n = len(results(journal(self.path("k.jsonl")))["M1"])
+        self.assertLess(n, 6)
+        doc = self.report()
+        t = {t["id"]: t for t in doc["tests"]}
+        self.assertEqual(t["M1"]["status"], "INCOMPLETE")
+        self.assertIn("%d of 6 cells recorded" % n, t["M1"]["reason"])
+        self.assertEqual(t["M2"]["status"], "NOT RUN")
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
+        s = openpyxl.load_workbook(self.path("k.xlsx"))["Summary"]
+        self.assertEqual(s["A4"].value, "INCOMPLETE")
+        self.assertIn("Not measured: host (M1 INCOMPLETE", s["D4"].value)
+        self.assertIn("verbs (M2 NOT RUN", s["D4"].value)
+        rows = {r[0]: r for r in s.iter_rows(values_only=True)}
+        self.assertEqual(rows["M1"][2], "INCOMPLETE")
+        self.assertEqual(rows["M2"][2], "NOT RUN")
+
+    def test_sigint_is_stopped(self):
+        p = self.start("matrix_slow.lua")
+        self.wait_results(2)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 1, err)
+        self.assertNotIn("lowest failed rung", err)
+        recs = journal(self.path("k.jsonl"))
+        last = [r for r in recs if r["type"] == "result"][-1]
+        self.assertEqual(last["status"], "STOPPED", last)
+        self.assertEqual(last["outcome"]["kind"], "stopped")
+        doc = self.report()
+        t = {t["id"]: t for t in doc["tests"]}
+        self.assertEqual(t["M1"]["status"], "STOPPED")
+        self.assertEqual(t["M2"]["status"], "NOT RUN")
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
+        self.assertIsNone(doc.get("lowest_failed"))
+
+    def test_old_journal_interrupted_is_stopped(self):
+        # journals written before the outcome field: "ERROR interrupted"
+        with open(self.path("k.jsonl"), "w") as f:
+            for rec in (
+                {"type": "run", "started": "2026-11-29T19:00:00Z"},
+                {"type": "result", "id": "A1", "layer": "host",
+                 "title": "old", "cell": {}, "cells": 1, "params": [],
+                 "status": "ERROR", "reason": "interrupted"},
+                {"type": "end", "ended": "2026-11-29T19:00:01Z",
+                 "interrupted": True}):
+                f.write(json.dumps(rec) + "\n")
+        doc = self.report()
+        self.assertEqual(doc["tests"][0]["status"], "STOPPED")
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
 
     def test_sigterm_writes_workbook(self):
         p = self.start()
@@ -298,6 +369,77 @@ class KillSafe(Tmp):
         recs = journal(self.path("k.jsonl"))
         self.assertEqual(recs[-1]["type"], "end")
         self.assertTrue(recs[-1]["interrupted"])
+
+
+class Incomplete(Tmp):
+    """Rungs that were not measured make the run INCOMPLETE, not PASS; a
+    cell that skips inside a passing test shows on the Summary."""
+
+    def run_skips(self, *extra):
+        out = self.path("i.xlsx")
+        p = strata("run", os.path.join(FIX, "skips.lua"), "-o", out,
+                   "--json", self.path("i.json"), *extra)
+        with open(self.path("i.json")) as f:
+            doc = json.load(f)
+        import openpyxl
+        return p, doc, openpyxl.load_workbook(out)["Summary"]
+
+    def test_skipped_rung_is_incomplete(self):
+        p, doc, s = self.run_skips()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "INCOMPLETE")
+        self.assertIn("Not measured: gpu (K2 SKIP: no GPU in this fixture)",
+                      p.stderr)
+        self.assertEqual(s["A4"].value, "INCOMPLETE")
+        self.assertIn("K2 SKIP: no GPU in this fixture", s["D4"].value)
+        rows = {r[0]: r for r in s.iter_rows(values_only=True)}
+        self.assertEqual(rows["K3"][2], "PASS")
+        self.assertEqual(rows["K3"][7], "1 of 2 cells skipped: [peer=p2p] "
+                         "one GPU: no peer to copy to")
+
+    def test_site_expects_only_host(self):
+        p, doc, s = self.run_skips("--site",
+                                   os.path.join(FIX, "site-expect-host.yaml"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "PASS")
+        self.assertEqual(s["D4"].value,
+                         "Every rung the site expects was measured and "
+                         "passed. 1 skipped test on rungs the site does not "
+                         "expect.")
+
+
+class Replay(Tmp):
+    """`strata report` of a journal gives the live run's workbook, cell for
+    cell (values, formats' fills, merged ranges, charts)."""
+
+    def cells(self, path):
+        import openpyxl
+        wb = openpyxl.load_workbook(path)
+        out = {}
+        for ws in wb.worksheets:
+            sheet = {}
+            for row in ws.iter_rows():
+                for c in row:
+                    if c.value is not None:
+                        sheet[c.coordinate] = (c.value, c.number_format,
+                                               c.fill.fgColor.rgb)
+            out[ws.title] = (sheet, sorted(map(str, ws.merged_cells.ranges)),
+                             len(ws._charts), ws.freeze_panes)
+        return out
+
+    def test_report_reproduces_run(self):
+        live = self.path("live.xlsx")
+        p = strata("run", os.path.join(FIX, "ladder.lua"), "--site",
+                   os.path.join(FIX, "site.yaml"), "-o", live)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        q = strata("report", self.path("live.jsonl"), "-o",
+                   self.path("again.xlsx"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        a, b = self.cells(live), self.cells(self.path("again.xlsx"))
+        self.assertEqual(list(a), list(b))
+        for name in a:
+            self.assertEqual(a[name], b[name], name)
+        self.assertGreater(len(a["Summary"][0]), 50)
 
 
 class Secrets(Tmp):
@@ -401,6 +543,19 @@ class Workbook(Tmp):
         # trip from the cell's process as integers)
         t1 = [n for n in wb.sheetnames if n.startswith("T1")]
         self.assertTrue(t1 and wb[t1[0]]._charts, wb.sheetnames)
+        # Metrics: FAIL only on a metric whose check failed
+        m = wb["Metrics"]
+        hdr = [c.value for c in m[4]]
+        self.assertEqual(hdr[3:7], ["Metric", "Value", "Unit", "Check"])
+        marks = {}
+        for row in m.iter_rows(min_row=5, values_only=True):
+            if row[0] == "T2" and row[2] == "size=4096,qps=1":
+                marks[row[3]] = row[6]
+        self.assertEqual(marks, {"bw_gbps": "PASS", "lat.p50": None,
+                                 "lat.p99": None})
+        for row in m.iter_rows(min_row=5, values_only=True):
+            if row[6] == "FAIL":
+                self.assertEqual(row[3], "bw_gbps", row)
         import xml.etree.ElementTree as ET
         root = ET.parse(self.path("w.xml")).getroot()
         errors = sum(int(s.get("errors", 0)) for s in root.iter("testsuite"))

@@ -2,7 +2,7 @@
 local args = require "strata.args"
 local setup = require "strata.setup"
 local thresholds = require "strata.thresholds"
-local run = require "strata.cmd.run"
+local command = require "strata.command"
 
 local M = {
   summary = "validate specs, site and thresholds without running",
@@ -14,11 +14,12 @@ site file lacks.]],
 }
 
 function M.main(argv)
-  return run.guard(function()
-    local o, paths = args.parse(argv, run.OPTIONS)
+  return command.guard(function()
+    local o, paths = args.parse(argv, command.RUN_OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     local s = setup.load { paths = paths, site = o.site, warn_unknown = true,
-                           thresholds = o.thresholds, set = o.set }
+                           thresholds = o.thresholds, profile = o.profile,
+                           set = o.set }
     local warnings = 0
     for _, c in ipairs(s.criteria) do
       if c.limit.site and o.site and thresholds.site_get(s.site, c.limit.site) == nil then

@@ -3,7 +3,7 @@ local args = require "strata.args"
 local setup = require "strata.setup"
 local spec = require "strata.spec"
 local runner = require "strata.runner"
-local run = require "strata.cmd.run"
+local command = require "strata.command"
 
 local M = {
   summary = "list tests: ID, layer, title, needs, matrix size",
@@ -13,7 +13,7 @@ PATH: spec files or folders (default: specs/).]],
 }
 
 function M.main(argv)
-  return run.guard(function()
+  return command.guard(function()
     local o, paths = args.parse(argv, {
       ["--only"] = { "only", many = true },
       ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true } })

@@ -2,9 +2,9 @@
 -- e.g. after a run was killed.
 local args = require "strata.args"
 local journal = require "strata.journal"
-local model = require "strata.model"
+local verdict = require "strata.verdict"
 local outputs = require "strata.outputs"
-local run = require "strata.cmd.run"
+local command = require "strata.command"
 
 local M = {
   summary = "rebuild the workbook from a run's journal (.jsonl)",
@@ -14,7 +14,7 @@ Default workbook: the journal's path with .xlsx instead of .jsonl.]],
 }
 
 function M.main(argv)
-  return run.guard(function()
+  return command.guard(function()
     local o, pos = args.parse(argv, {
       ["-o"] = "output", ["--output"] = "output", ["--json"] = "json",
       ["--junit"] = "junit",
@@ -26,7 +26,7 @@ function M.main(argv)
       io.stderr:write("strata: ", pos[1], ": no records\n")
       return 2
     end
-    local m = model.build(recs)
+    local m = verdict.build(recs)
     local xlsx = o.output or (pos[1]:gsub("%.jsonl$", "") .. ".xlsx")
     outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
     io.stderr:write(("strata: %d results from %s -> %s\n"):format(#m.results,

@@ -2,11 +2,11 @@
 -- journal beside it, and (on request) JSON and JUnit.
 local core = require "strata.core"
 local args = require "strata.args"
-local spec = require "strata.spec"
 local setup = require "strata.setup"
 local runner = require "strata.runner"
 local journal = require "strata.journal"
-local model = require "strata.model"
+local verdict = require "strata.verdict"
+local command = require "strata.command"
 local outputs = require "strata.outputs"
 local redact = require "strata.redact"
 
@@ -36,16 +36,6 @@ Exit: 0 nothing failed, 1 a test FAILED, ERRORed or was BLOCKED (or the
 run was interrupted), 2 usage or spec/site/threshold file errors.]],
 }
 
-M.OPTIONS = {
-  ["-o"] = "output", ["--output"] = "output", ["--site"] = "site",
-  ["--thresholds"] = "thresholds", ["--set"] = { "set", many = true },
-  ["--profile"] = "profile", ["--lab"] = { "lab", flag = true },
-  ["--only"] = { "only", many = true }, ["--json"] = "json",
-  ["--junit"] = "junit", ["-v"] = { "verbose", flag = true },
-  ["--verbose"] = { "verbose", flag = true },
-  ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true },
-}
-
 local function inventory()
   local ok, sys = pcall(require, "strata.sys")
   local inv
@@ -59,24 +49,22 @@ local function inventory()
   return inv
 end
 
--- Shared with list/check: parse, and turn usage/spec errors into exit 2.
-function M.guard(fn)
-  local ok, rc = pcall(fn)
-  if ok then return rc end
-  if args.is_usage_error(rc) then
-    io.stderr:write("strata: ", tostring(rc), "\n")
-    return 2
+-- The spec folders as given and as real paths: criteria sources are shown
+-- relative to them.
+local function spec_roots(paths)
+  local roots = {}
+  for _, p in ipairs(paths) do
+    local dir = core.stat(p) == "dir" and p or (p:match("^(.*)/[^/]*$") or ".")
+    roots[#roots + 1] = dir
+    local real = core.realpath(dir)
+    if real and real ~= dir then roots[#roots + 1] = real end
   end
-  if spec.is_error(rc) then
-    io.stderr:write("strata: ", tostring(rc), "\n")
-    return 2
-  end
-  error(rc, 0)
+  return roots
 end
 
 function M.main(argv)
-  return M.guard(function()
-    local o, paths = args.parse(argv, M.OPTIONS)
+  return command.guard(function()
+    local o, paths = args.parse(argv, command.RUN_OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     if o.lab then return require("strata.cmd.lab").run(argv, o) end
     local s = setup.load { paths = paths, site = o.site, profile = o.profile,
@@ -108,10 +96,12 @@ function M.main(argv)
     local crit = {}
     for _, c in ipairs(s.criteria) do
       crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op,
-                          text = c.text, source = c.source,
-                          expr = type(c.value) == "table" and c.text or tostring(c.value) }
+                          expr = c.expr, ref = c.ref, text = c.text,
+                          source = c.source }
     end
     j:write { type = "thresholds", criteria = crit }
+    local expect = type(s.site.site) == "table" and s.site.site.expect or nil
+    j:write(runner.plan_record(order, expect, spec_roots(s.paths)))
 
     core.trap_signals()
     io.stderr:write(("strata: %d tests, journal %s\n"):format(#order, jpath))
@@ -121,18 +111,26 @@ function M.main(argv)
     j:write { type = "end", ended = core.utc(), interrupted = interrupted }
     j:close()
 
-    local m = model.build(j.records)
+    -- the outputs come from the journal as written, through the same
+    -- function as `strata report`: a replay shows what this run shows
+    local m = verdict.build(journal.read(jpath))
     outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
-    local c = m.counts
-    io.stderr:write(("strata: %s — %d PASS, %d FAIL, %d ERROR, %d BLOCKED, %d SKIP%s\n")
-      :format(m.verdict, c.PASS or 0, c.FAIL or 0, c.ERROR or 0,
-              c.BLOCKED or 0, c.SKIP or 0, interrupted and " (interrupted)" or ""))
+    local c, parts = m.counts, {}
+    for _, st in ipairs(verdict.STATUSES) do
+      if c[st] > 0 or st == "PASS" or st == "FAIL" then
+        parts[#parts + 1] = ("%d %s"):format(c[st], st)
+      end
+    end
+    io.stderr:write(("strata: %s \u{2014} %s%s\n"):format(m.verdict,
+      table.concat(parts, ", "), interrupted and " (interrupted)" or ""))
     if m.lowest_failed then
       io.stderr:write(("strata: lowest failed rung: %s (%s %s)\n"):format(
         m.lowest_failed.layer, m.lowest_failed.id, m.lowest_failed.status))
+    elseif m.verdict ~= "PASS" and m.message then
+      io.stderr:write("strata: ", m.message, "\n")
     end
     io.stderr:write("strata: workbook ", xlsx, "\n")
-    return m.verdict == "PASS" and 0 or 1
+    return verdict.exit_code(m)
   end)
 end
 

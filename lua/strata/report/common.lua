@@ -1,8 +1,7 @@
--- strata.report.common: what the three report writers share: status
--- order, cell labels, value formatting for text, and safe file writes.
+-- strata.report.common: what the report writers share: status colours,
+-- value formatting for text, criterion texts, and safe file writes.  (Cell
+-- labels, status order and counts are strata.verdict's.)
 local M = {}
-
-M.STATUSES = { "PASS", "FAIL", "ERROR", "BLOCKED", "SKIP" }
 
 -- Status colours (fill, font): Office's good/bad/neutral and kin.
 M.STATUS_COLORS = {
@@ -11,6 +10,9 @@ M.STATUS_COLORS = {
   ERROR = { bg = "#8B0000", fg = "#FFFFFF" },
   BLOCKED = { bg = "#F4B183", fg = "#833C0B" },
   SKIP = { bg = "#D9D9D9", fg = "#404040" },
+  INCOMPLETE = { bg = "#FFEB9C", fg = "#9C5700" },
+  STOPPED = { bg = "#FFEB9C", fg = "#9C5700" },
+  ["NOT RUN"] = { bg = "#FFFFFF", fg = "#7F7F7F" },
 }
 
 -- A finite number (NaN and the infinities are not).
@@ -19,9 +21,14 @@ function M.finite(v)
 end
 
 -- Short text for a value: integral floats without ".0", others to 6
--- significant digits; NaN/inf as "n/a"; nil as "".
+-- significant digits; NaN/inf as "n/a"; nil as ""; a list as "{a, b}".
 function M.fmt(v)
   if v == nil then return "" end
+  if type(v) == "table" then
+    local parts = {}
+    for _, x in ipairs(v) do parts[#parts + 1] = M.fmt(x) end
+    return "{" .. table.concat(parts, ", ") .. "}"
+  end
   if type(v) == "number" then
     if not M.finite(v) then return "n/a" end
     if math.type(v) == "integer" then return tostring(v) end
@@ -33,25 +40,39 @@ function M.fmt(v)
   return tostring(v)
 end
 
--- "size=4096,qps=1" for a result's cell, in the test's parameter order.
-function M.cell_label(params, cell)
-  local parts = {}
-  for _, p in ipairs(params or {}) do
-    if cell and cell[p] ~= nil then
-      parts[#parts + 1] = p .. "=" .. M.fmt(cell[p])
+-- A source "specs/host/h1.lua:30" relative to the spec folder(s) the run
+-- loaded ("host/h1.lua:30"); "--set ..." and other places as they are.
+function M.short_source(src, roots)
+  src = tostring(src or "")
+  for _, root in ipairs(roots or {}) do
+    root = tostring(root):gsub("/+$", "")
+    if root ~= "" and src:sub(1, #root + 1) == root .. "/" then
+      return src:sub(#root + 2)
     end
   end
-  return table.concat(parts, ",")
+  return src
 end
 
--- Results grouped by test id, in run order.
-function M.results_by_test(model)
-  local by = {}
-  for _, r in ipairs(model.results or {}) do
-    by[r.id] = by[r.id] or {}
-    table.insert(by[r.id], r)
+-- One line for a test's criterion (strata.verdict's resolved criteria):
+-- "bw_gbps >= 0.9 x site.rdma.line_rate_gbps (= 360)  [verbs/r2.lua:14]".
+-- The resolved value shows when the limit is an expression.
+function M.criterion_text(c, roots)
+  local text = c.text or (tostring(c.metric) .. " " .. tostring(c.op) .. " "
+                          .. M.fmt(c.expr))
+  if c.ref then
+    if c.limit_lo and c.limit_hi and c.limit_lo ~= c.limit_hi then
+      text = text .. (" (= %s \u{2026} %s)"):format(M.fmt(c.limit_lo),
+                                                   M.fmt(c.limit_hi))
+    elseif c.limit_lo then
+      text = text .. (" (= %s)"):format(M.fmt(c.limit_lo))
+    elseif c.limit_other ~= nil then
+      text = text .. (" (= %s)"):format(M.fmt(c.limit_other))
+    end
   end
-  return by
+  if c.source then
+    text = text .. "  [" .. M.short_source(c.source, roots) .. "]"
+  end
+  return text
 end
 
 -- The texts of a result's failed checks (why, else the criterion text).
@@ -67,18 +88,6 @@ function M.failed_checks(r)
     end
   end
   return out
-end
-
--- Per-status counts of model.tests (every status present, 0 if none).
-function M.counts(model)
-  local c = { total = 0 }
-  for _, s in ipairs(M.STATUSES) do c[s] = 0 end
-  for _, t in ipairs(model.tests or {}) do
-    local st = tostring(t.status)
-    c[st] = (c[st] or 0) + 1
-    c.total = c.total + 1
-  end
-  return c
 end
 
 -- Replace invalid UTF-8 with "?" (XML and Excel both reject it).

@@ -10,6 +10,7 @@
 -- results, checks, rows, ...) and objects elsewhere.  Raises on a value
 -- JSON cannot hold (function, userdata, a cycle) and on a failed write.
 local common = require "strata.report.common"
+local verdict = require "strata.verdict"
 local cjson = require "cjson"
 
 local M = {}
@@ -21,7 +22,7 @@ local ARRAY_KEYS = {
   argv = true, files = true, layers = true, tests = true, criteria = true,
   results = true, params = true, checks = true, tables = true,
   columns = true, rows = true, notes = true, t = true, tags = true,
-  y = true, ["in"] = true,
+  y = true, ["in"] = true, missing = true,
 }
 -- Keys whose children are lists: tables' rows, series' values.
 local ARRAY_CHILDREN = { rows = true, values = true }
@@ -134,7 +135,8 @@ function M.document(model)
     criteria = model.criteria or {}, results = model.results or {},
     tests = model.tests or {}, verdict = model.verdict,
     lowest_failed = model.lowest_failed, layers = model.layers or {},
-    counts = common.counts(model),
+    message = model.message, missing = model.missing or {},
+    counts = verdict.counts(model.tests),
   }
 end
 

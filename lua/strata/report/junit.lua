@@ -5,10 +5,11 @@
 -- One <testsuite> per layer (ladder order), one <testcase> per matrix cell
 -- named "R2[size=4096,qps=1]" (just "R2" for a single cell), classname
 -- "<layer>.<id>".  FAIL -> <failure> with the failed checks' texts, ERROR
--- -> <error>, SKIP -> <skipped>, BLOCKED -> <skipped message="BLOCKED:
--- ...">; the measured metrics and notes go to <system-out>.  Raises on a
+-- -> <error>, SKIP -> <skipped>, BLOCKED, STOPPED, INCOMPLETE and NOT RUN
+-- -> <skipped message="STATUS: ...">; the measured metrics and notes go to <system-out>.  Raises on a
 -- failed write.
 local common = require "strata.report.common"
+local verdict = require "strata.verdict"
 
 local M = {}
 local fmt, finite = common.fmt, common.finite
@@ -29,6 +30,9 @@ local function esc(s, attr)
 end
 M.escape = esc
 
+-- Not measured, and not a failure of what was measured: <skipped>.
+local GAP = { STOPPED = true, INCOMPLETE = true, ["NOT RUN"] = true }
+
 local function seconds(v)
   return ("%.3f"):format(finite(v) and v or 0)
 end
@@ -42,7 +46,7 @@ end
 local function cases_of(t, rs)
   local out = {}
   for _, r in ipairs(rs) do
-    local label = common.cell_label(r.params or t.params, r.cell)
+    local label = verdict.label(r.params or t.params, r.cell)
     out[#out + 1] = {
       name = t.id .. (label ~= "" and ("[" .. label .. "]") or ""),
       status = r.status, reason = r.reason, time = r.duration_s,
@@ -50,9 +54,11 @@ local function cases_of(t, rs)
       notes = r.notes, started = r.started,
     }
   end
-  if #out == 0 then
-    out[1] = { name = t.id, status = t.status, reason = t.reason,
-               time = t.duration_s, checks = {} }
+  if #out == 0 or t.status == "INCOMPLETE" then
+    -- NOT RUN, or the cells a killed run never recorded
+    out[#out + 1] = { name = t.id .. (#out > 0 and "[not recorded]" or ""),
+                      status = t.status, reason = t.reason,
+                      time = #out > 0 and 0 or t.duration_s, checks = {} }
   end
   return out
 end
@@ -79,9 +85,9 @@ local function testcase(out, t, c)
   elseif c.status == "SKIP" then
     out[#out + 1] = ('      <skipped message="%s"/>'):format(
       esc(reason or "skipped", true))
-  elseif c.status == "BLOCKED" then
+  elseif c.status == "BLOCKED" or GAP[c.status] then
     out[#out + 1] = ('      <skipped message="%s"/>'):format(
-      esc("BLOCKED: " .. (reason or "a test it needs did not pass"), true))
+      esc(c.status .. ": " .. (reason or "a test it needs did not pass"), true))
   elseif c.status ~= "PASS" then
     out[#out + 1] = ('      <error message="%s" type="%s"/>'):format(
       esc("unknown status " .. tostring(c.status), true),
@@ -110,7 +116,7 @@ local function tally(cases)
               time = 0 }
   for _, c in ipairs(cases) do
     if c.status == "FAIL" then n.failures = n.failures + 1
-    elseif c.status == "SKIP" or c.status == "BLOCKED" then
+    elseif c.status == "SKIP" or c.status == "BLOCKED" or GAP[c.status] then
       n.skipped = n.skipped + 1
     elseif c.status ~= "PASS" then n.errors = n.errors + 1 end
     n.time = n.time + (finite(c.time) and c.time or 0)
@@ -126,7 +132,7 @@ end
 -- The XML text for model.
 function M.encode(model)
   local run = model.run or {}
-  local by = common.results_by_test(model)
+  local by = verdict.by_test(model.results)
   -- suites in ladder order, then any layer the ladder does not name
   local order, seen, suites = {}, {}, {}
   for _, l in ipairs(model.layers or {}) do

@@ -9,6 +9,7 @@
 -- nothing is left at path when a write fails before the file is created.
 local xl = require "strata.report"
 local common = require "strata.report.common"
+local verdict = require "strata.verdict"
 local sheets = require "strata.report.xlsheets"
 
 local M = {}
@@ -24,6 +25,7 @@ local STATUS_COLORS = common.STATUS_COLORS
 local VERDICT_COLORS = {
   PASS = { bg = "#00B050", fg = "#FFFFFF" },
   FAIL = { bg = "#C00000", fg = "#FFFFFF" },
+  INCOMPLETE = { bg = "#FFC000", fg = "#000000" },
 }
 
 -- Every format the workbook uses, made once (STYLE.md section 5).
@@ -129,11 +131,44 @@ end
 
 -- --- Summary ------------------------------------------------------------
 
+-- Criteria of a test, one per line, sources relative to the spec folder.
+local function criteria_text(t, model)
+  local lines = {}
+  for _, c in ipairs(t.criteria or {}) do
+    lines[#lines + 1] = common.criterion_text(c, model.spec_roots)
+  end
+  return #lines > 0 and table.concat(lines, "\n") or "no criterion: recorded"
+end
+M.criteria_text = criteria_text
+
+-- The Summary's table of tests: one entry per column (header, width, the
+-- value of a test, its format).  A new column is one more entry.
+-- Formats: text, wrap, status, number (fitted to the value), "0", "0.0",
+-- link (to the test's sheet).
 local SUMMARY_COLS = {
-  { "ID", 9 }, { "Layer", 10 }, { "Status", 11 }, { "Title", 34 },
-  { "Measured", 30 }, { "Value", 12 }, { "Criterion", 46 },
-  { "Reason", 46 }, { "Cells", 7 }, { "Time (s)", 9 }, { "Details", nil },
+  { header = "ID", width = 9, format = "text", get = function(t) return t.id end },
+  { header = "Layer", width = 10, format = "text",
+    get = function(t) return t.layer end },
+  { header = "Status", width = 12, format = "status",
+    get = function(t) return t.status end },
+  { header = "Title", width = 34, format = "wrap",
+    get = function(t) return t.title end },
+  { header = "Measured", width = 30, format = "wrap",
+    get = function(t) return t.headline end },
+  { header = "Value", width = 12, format = "number",
+    get = function(t) return t.headline_value end },
+  { header = "Criterion", width = 50, format = "wrap",
+    get = function(t, model) return criteria_text(t, model) end },
+  { header = "Reason", width = 46, format = "wrap",
+    get = function(t) return t.reason end },
+  { header = "Cells", width = 7, format = "0",
+    get = function(t) return t.cells end },
+  { header = "Time (s)", width = 9, format = "0.0",
+    get = function(t) return t.duration_s end },
+  { header = "Details", format = "link",
+    get = function(t, _, detail) return detail[t.id] end },
 }
+M.SUMMARY_COLS = SUMMARY_COLS
 
 local function write_summary(ctx, model, detail_sheets)
   local F, run = ctx.F, model.run or {}
@@ -151,35 +186,20 @@ local function write_summary(ctx, model, detail_sheets)
   -- site.stamp (the lab's: what its figures are worth)
   if run.stamp then S:put(2, 0, tostring(run.stamp), F.msg_bad) end
 
-  -- The verdict, big, and the lowest failed rung of the ladder.
-  local verdict = tostring(model.verdict or "NO VERDICT")
-  ws:set_row(3, 42)
-  S:merge(3, 0, 3, 2, verdict, F.verdict[verdict] or F.verdict_other)
-  local lf, parts, mf = model.lowest_failed, {}, F.msg_bad
-  local counts = common.counts(model)
-  if lf then
-    parts[1] = ("Lowest failed rung: %s (%s %s) \u{2014} results above it "
-                .. "are not trusted"):format(lf.layer, lf.id, lf.status)
-  elseif verdict == "PASS" then
-    parts[1] = "Every rung of the ladder passed its criteria."
-    mf = F.msg_ok
-  elseif counts.BLOCKED > 0 then
-    parts[1] = ("No test failed, but %d %s blocked."):format(counts.BLOCKED,
-      counts.BLOCKED == 1 and "is" or "are")
-  elseif counts.total == 0 then
-    parts[1] = "No test ran."
-  end
-  if run.interrupted then
-    parts[#parts + 1] = "The run was interrupted: results are incomplete."
-    mf = F.msg_bad
-  end
-  local msg = table.concat(parts, "  ")
-  S:merge(3, 3, 3, 6, msg, mf)
+  -- The verdict, big, and what it rests on (strata.verdict's message).
+  local verdict_ = tostring(model.verdict or "NO VERDICT")
+  -- the message wraps across D:G (about 100 bold characters a line)
+  local mlen = utf8.len(model.message or "") or #(model.message or "")
+  ws:set_row(3, math.max(42, 17 * math.ceil(mlen / 100)))
+  S:merge(3, 0, 3, 2, verdict_, F.verdict[verdict_] or F.verdict_other)
+  S:merge(3, 3, 3, 6, model.message or "",
+          verdict_ == "PASS" and F.msg_ok or F.msg_bad)
 
   -- Counts per status (left) and the run at a glance (right).
+  local counts = verdict.counts(model.tests)
   local r = 5
-  for _, s in ipairs(common.STATUSES) do
-    S:put(r, 0, s, F.status[s])
+  for _, s in ipairs(verdict.STATUSES) do
+    S:put(r, 0, s, F.for_status(s))
     S:put(r, 1, counts[s], F.count)
     r = r + 1
   end
@@ -198,42 +218,17 @@ local function write_summary(ctx, model, detail_sheets)
 
   -- One row per test.
   local hr = r + 2
-  for c, col in ipairs(SUMMARY_COLS) do
-    S:put(hr, c - 1, col[1], F.header)
-  end
+  r = sheets.column_table(S, hr, SUMMARY_COLS, model.tests or {}, model,
+                          detail_sheets)
   ws:set_row(hr, 20)
-  r = hr
-  for _, t in ipairs(model.tests or {}) do
-    r = r + 1
-    S:put(r, 0, t.id, F.text)
-    S:put(r, 1, t.layer, F.text)
-    S:put(r, 2, t.status, F.for_status(t.status))
-    S:put(r, 3, t.title, F.wrap)
-    S:put(r, 4, t.headline, F.wrap)
-    local v = t.headline_value
-    S:put(r, 5, common.finite(v) and v or nil,
-          F.numfmt(sheets.numfmt({ common.finite(v) and v or 0 })))
-    S:put(r, 6, t.criterion, F.wrap)
-    S:put(r, 7, t.reason, F.wrap)
-    S:put(r, 8, t.cells, F.numfmt("0"))
-    S:put(r, 9, common.finite(t.duration_s) and t.duration_s or nil,
-          F.numfmt("0.0"))
-    local dest = detail_sheets[t.id]
-    if dest then
-      S:url(r, 10, ("internal:'%s'!A1"):format(dest:gsub("'", "''")),
-            F.link, dest)
-    else
-      S:put(r, 10, nil, F.text)
-    end
-  end
   ws:freeze_panes(hr + 1, 0)
   ws:autofilter(hr, 0, math.max(r, hr), last)
   local fixed = {}
-  for c, col in ipairs(SUMMARY_COLS) do fixed[c - 1] = col[2] end
+  for c, col in ipairs(SUMMARY_COLS) do fixed[c - 1] = col.width end
   S:fit_columns(fixed, 34)
   ws:setup { landscape = true, fit_width = 1, fit_height = 0,
              repeat_rows = { hr, hr }, hide_gridlines = true,
-             tab_color = (VERDICT_COLORS[verdict] or {}).bg, activate = true,
+             tab_color = (VERDICT_COLORS[verdict_] or {}).bg, activate = true,
              footer = "&L&A&RPage &P of &N" }
 end
 
@@ -284,30 +279,55 @@ end
 local OP_SYMBOL = { min = "\u{2265}", max = "\u{2264}", eq = "=",
                     ne = "\u{2260}", ["in"] = "in" }
 
+-- What each criterion resolved to in the run (the tests' roll-ups).
+local function resolved(model)
+  local out = {}
+  for _, t in ipairs(model.tests or {}) do
+    for _, c in ipairs(t.criteria or {}) do
+      local v
+      if c.limit_lo and c.limit_hi and c.limit_lo ~= c.limit_hi then
+        v = fmt(c.limit_lo) .. " \u{2026} " .. fmt(c.limit_hi)
+      elseif c.limit_lo then
+        v = c.limit_lo
+      else
+        v = c.limit_other
+      end
+      out[t.id .. "\0" .. c.metric .. "\0" .. c.op] = v
+    end
+  end
+  return out
+end
+
+local THRESHOLD_COLS = {
+  { header = "Test", format = "text", get = function(c) return c.id end },
+  { header = "Metric", format = "text", get = function(c) return c.metric end },
+  { header = "Op", format = "text",
+    get = function(c) return OP_SYMBOL[c.op] or c.op end },
+  { header = "Limit", width = 36, format = "wrap",
+    get = function(c) return c.expr ~= nil and fmt(c.expr) or nil end },
+  { header = "Resolved", width = 14, format = "value",
+    get = function(c, ctx) return ctx.resolved[c.id .. "\0" .. c.metric
+                                              .. "\0" .. c.op] end },
+  { header = "Source", format = "text",
+    get = function(c, ctx)
+      return common.short_source(c.source, ctx.model.spec_roots) end },
+}
+
 local function write_thresholds(ctx, model)
   local F = ctx.F
   local S = sheets.new(ctx, "Thresholds")
   S:put(0, 0, "Thresholds", F.h1)
-  S:put(1, 0, "Every criterion as resolved for this run, with where it "
-        .. "came from (file:line or --set).", F.subtitle, true)
-  local cols = { "Test", "Metric", "Op", "Limit", "Criterion", "Source" }
+  S:put(1, 0, "Every criterion of this run, what it resolved to, and where "
+        .. "it came from (file:line relative to the spec folder, or --set). "
+        .. "Resolved is empty for tests that did not run.", F.subtitle, true)
   local hr = 3
-  for c, h in ipairs(cols) do S:put(hr, c - 1, h, F.header) end
-  local r = hr
-  for _, c in ipairs(model.criteria or {}) do
-    r = r + 1
-    S:put(r, 0, c.id, F.text)
-    S:put(r, 1, c.metric, F.text)
-    S:put(r, 2, OP_SYMBOL[c.op] or c.op, F.text)
-    local lim = c.expr
-    if type(lim) == "table" then lim = table.concat(lim, ", ") end
-    S:put(r, 3, lim ~= nil and fmt(lim) or nil, F.wrap)
-    S:put(r, 4, c.text, F.wrap)
-    S:put(r, 5, c.source, F.text)
-  end
+  local r = sheets.column_table(S, hr, THRESHOLD_COLS, model.criteria or {},
+                                { model = model, resolved = resolved(model) })
   S.ws:freeze_panes(hr + 1, 0)
-  S.ws:autofilter(hr, 0, math.max(r, hr), #cols - 1)
-  S:fit_columns({ [3] = 36, [4] = 50 })
+  S.ws:autofilter(hr, 0, math.max(r, hr), #THRESHOLD_COLS - 1)
+  local fixed = {}
+  for c, col in ipairs(THRESHOLD_COLS) do fixed[c - 1] = col.width end
+  S:fit_columns(fixed)
 end
 
 -- --- Inventory ----------------------------------------------------------

@@ -3,6 +3,7 @@
 -- valid names, cell writes that track column widths, number formats.
 local xl = require "strata.report"
 local common = require "strata.report.common"
+local verdict = require "strata.verdict"
 
 local M = {}
 local fmt, finite = common.fmt, common.finite
@@ -182,11 +183,51 @@ local function grid(S, r, c0, columns, rows, cellfmt, narrow_header)
 end
 M.grid = grid
 
+-- Write the cell at r, c of column col (a declarative column: header,
+-- width, get, format) for value v.  Formats: text, wrap, status, number
+-- (fitted to the value), value (number or text), a number format ("0",
+-- "0.0"), link (to a sheet of this workbook).
+function M.put_col(S, r, c, col, v)
+  local F = S.ctx.F
+  local f = col.format
+  if f == "status" then
+    S:put(r, c, v, F.for_status(v))
+  elseif f == "wrap" then
+    S:put(r, c, v, F.wrap)
+  elseif f == "link" then
+    if v then
+      S:url(r, c, ("internal:'%s'!A1"):format(v:gsub("'", "''")), F.link, v)
+    else
+      S:put(r, c, nil, F.text)
+    end
+  elseif f == "value" and type(v) ~= "number" then
+    S:put(r, c, v ~= nil and fmt(v) or nil, F.text)
+  elseif f == "number" or f == "value" or f == "0" or f == "0.0" then
+    v = common.finite(v) and v or nil
+    S:put(r, c, v, F.numfmt((f == "number" or f == "value") and M.numfmt({ v or 0 }) or f))
+  else
+    S:put(r, c, v, F.text)
+  end
+end
+
+-- A header row at hr and one row per item below it, from a declarative
+-- column list: column j holds col.get(item, ...) in col.format.  Returns
+-- the last row written.
+function M.column_table(S, hr, cols, items, ...)
+  for j, col in ipairs(cols) do S:put(hr, j - 1, col.header, S.ctx.F.header) end
+  local r = hr
+  for _, item in ipairs(items) do
+    r = r + 1
+    for j, col in ipairs(cols) do M.put_col(S, r, j - 1, col, col.get(item, ...)) end
+  end
+  return r
+end
+
 -- --- per-test sheets ----------------------------------------------------
 
 -- Tests that get their own sheet: a matrix, tables or notes.
 function M.plan_tests(ctx, model)
-  local by = common.results_by_test(model)
+  local by = verdict.by_test(model.results)
   local plan, names = {}, {}
   for _, t in ipairs(model.tests or {}) do
     local rs = by[t.id] or {}
@@ -198,7 +239,8 @@ function M.plan_tests(ctx, model)
     end
     if #rs > 1 or extra then
       local name = M.unique(ctx, t.id .. " " .. tostring(t.title or ""))
-      plan[#plan + 1] = { test = t, results = rs, name = name }
+      plan[#plan + 1] = { test = t, results = rs, name = name,
+                          roots = model.spec_roots }
       names[t.id] = name
     end
   end
@@ -500,16 +542,12 @@ function M.write_test(ctx, p)
   end
   S:put(1, 1, sub, F.subtitle, true)
   local r = 2
-  if t.criterion then
-    -- one line per criterion ("text (source); text (source)")
-    local text = tostring(t.criterion):gsub("%); ", ")\n")
-    local first = true
-    for line in (text .. "\n"):gmatch("([^\n]*)\n") do
-      S:put(r, 0, (first and "Criterion: " or "           ") .. line,
-            F.subtitle, true)
-      first = false
-      r = r + 1
-    end
+  local first = true
+  for _, c in ipairs(t.criteria or {}) do
+    S:put(r, 0, (first and "Criterion: " or "           ")
+          .. common.criterion_text(c, p.roots), F.subtitle, true)
+    first = false
+    r = r + 1
   end
   if t.reason then
     S:put(r, 0, "Reason: " .. t.reason, F.subtitle, true)
@@ -538,14 +576,14 @@ function M.write_test(ctx, p)
     r = write_pivot(S, r, rs, params, headline) + 2
   end
   for _, res in ipairs(rs) do
-    local label = #rs > 1 and common.cell_label(params, res.cell) or ""
+    local label = #rs > 1 and verdict.label(params, res.cell) or ""
     for _, tb in ipairs(res.tables or {}) do
       r = write_emitted(S, r, tb, label) + 2
     end
   end
   local notes = {}
   for _, res in ipairs(rs) do
-    local label = #rs > 1 and common.cell_label(params, res.cell) or ""
+    local label = #rs > 1 and verdict.label(params, res.cell) or ""
     for _, n in ipairs(res.notes or {}) do
       notes[#notes + 1] = (label ~= "" and ("[" .. label .. "] ") or "")
         .. tostring(n)
@@ -566,15 +604,18 @@ function M.write_metrics(ctx, model)
   local S = M.new(ctx, "Metrics")
   S:put(0, 0, "Metrics", F.h1, true)
   S:put(1, 0, "Every value each cell measured (counter deltas are on "
-        .. "Counters). Red: a check on it failed.", F.subtitle, true)
+        .. "Counters). Check: FAIL where a check on that metric failed, PASS where one passed, blank where the value is only recorded.", F.subtitle, true)
   local hr = 3
   local cols = { "Test", "Layer", "Cell", "Metric", "Value", "Unit",
-                 "Status" }
+                 "Check" }
   for j, h in ipairs(cols) do S:put(hr, j - 1, h, F.header) end
   local r = hr
   for _, res in ipairs(model.results or {}) do
-    local bad = failed_metrics(res)
-    local label = common.cell_label(res.params, res.cell)
+    local bad, judged = failed_metrics(res), {}
+    for _, c in ipairs(res.checks or {}) do
+      if c.metric then judged[c.metric] = true end
+    end
+    local label = verdict.label(res.params, res.cell)
     for _, m in ipairs(metric_names({ res }, res.headline)) do
       local v = res.metrics[m]
       if r + 1 >= ROW_LIMIT then
@@ -594,7 +635,9 @@ function M.write_metrics(ctx, model)
         S:put(r, 4, v, bad[m] and F.bad_text or F.text)
       end
       S:put(r, 5, res.units and res.units[m] or nil, F.text)
-      S:put(r, 6, res.status, F.for_status(res.status))
+      -- FAIL only where a check on this metric failed; blank: recorded
+      local check = bad[m] and "FAIL" or judged[m] and "PASS" or nil
+      S:put(r, 6, check, check and F.for_status(check) or F.text)
     end
   end
   ::full::
@@ -647,7 +690,7 @@ local function write_series(S, r, t, rs)
   for _, res in ipairs(rs) do
     local s = res.series
     if s and s.t and #s.t > 0 then
-      local label = common.cell_label(res.params, res.cell)
+      local label = verdict.label(res.params, res.cell)
       local tlast = 0
       for i, tv in ipairs(s.t) do
         if (i - 1) % step == 0 or i == #s.t then
@@ -734,7 +777,7 @@ function M.write_counters(ctx, model)
       if r + 1 >= ROW_LIMIT // 2 then goto full end
       r = r + 1
       S:put(r, 0, res.id, F.text)
-      S:put(r, 1, common.cell_label(res.params, res.cell), F.text)
+      S:put(r, 1, verdict.label(res.params, res.cell), F.text)
       S:put(r, 2, k:sub(7), F.text)
       if type(v) == "number" then
         S:put(r, 3, finite(v) and v or nil, F.numfmt(M.numfmt({ v }),
@@ -752,7 +795,7 @@ function M.write_counters(ctx, model)
     S.ws:autofilter(hr, 0, r, 3)
   end
   r = r + 3
-  local by = common.results_by_test(model)
+  local by = verdict.by_test(model.results)
   for _, t in ipairs(model.tests or {}) do
     local last = write_series(S, r, t, by[t.id] or {})
     if last ~= r then r = last + 3 end
