@@ -163,6 +163,7 @@ roce:
   size: 65536
   iters: 16
   tx_depth: 8
+  timeout_s: 60               # a TCG guest may stall for tens of seconds
 s3:
   endpoint: ${S3_ENDPOINT/127.0.0.1/10.0.2.2}
   region: us-east-1
