@@ -263,7 +263,7 @@ static void test_procfs(void)
   free(t);
 
   CHECK(ctr_read_rdma(FIXTURES "/rdma-node", &s) == 0 && s.n == 20);
-  CHECK(get(&s, "rdma.rxe0.1.rnr_nak_retry_err") == 5);
+  CHECK(get(&s, "rdma.rxe0.1.retry_rnr_exceeded_err") == 5);
   CHECK(get(&s, "rdma.rxe0.1.port_rcv_data") == 2000);
   CHECK(ctr_set_find(&s, "rdma.rxe0.1.lifespan") < 0);
   ctr_set_clear(&s);

@@ -256,7 +256,7 @@ int cuda_alloc(int dev, size_t size, enum cuda_mem_kind kind, void **ptr,
     return result;
   CK(cudaSetDevice(dev), "cudaSetDevice");
   if(kind == CUDA_MEM_DEVICE)
-    CK(cudaMalloc(ptr, size), "cudaMalloc");
+    CK(cudaMalloc(ptr, cuda_alloc_size(size)), "cudaMalloc");
   else
     CK(cudaHostAlloc(ptr, size, cudaHostAllocPortable), "cudaHostAlloc");
   return CUDA_OK;
@@ -274,6 +274,18 @@ void cuda_free(void **ptr, enum cuda_mem_kind kind)
   else
     (void)cudaFreeHost(*ptr);
   *ptr = NULL;
+}
+
+int cuda_bind(int dev, char *err, size_t len)
+{
+  int result = check_dev(dev, err, len);
+  if(result != CUDA_OK)
+    return result;
+  CK(cudaSetDevice(dev), "cudaSetDevice");
+  CK(cudaFree(NULL), "cudaFree(NULL)");      /* context made current now */
+  return CUDA_OK;
+fail:
+  return result;
 }
 
 int cuda_copy(void *dst, const void *src, size_t size, char *err,
@@ -563,7 +575,8 @@ int cuda_dmabuf_export(void *ptr, size_t size, int *fd, uint64_t *offset,
 {
   get_handle_fn get_handle;
   get_range_fn get_range;
-  CUdeviceptr base = 0, start, end;
+  CUdeviceptr base = 0;
+  uint64_t start = 0, range = 0;
   size_t asize = 0;
   struct cudaPointerAttributes pa;
   uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -599,14 +612,16 @@ int cuda_dmabuf_export(void *ptr, size_t size, int *fd, uint64_t *offset,
     snprintf(err, len, "cuMemGetAddressRange: %s (%d)", driver_err(cr), cr);
     return CUDA_FAILED;
   }
-  start = (CUdeviceptr)(uintptr_t)ptr & ~(CUdeviceptr)(page - 1);
-  if(start < base)
-    start = base;
-  end = ((CUdeviceptr)(uintptr_t)ptr + size + page - 1) &
-        ~(CUdeviceptr)(page - 1);
-  if(end > base + asize)
-    end = base + asize;
-  cr = get_handle(fd, start, (size_t)(end - start),
+  if(cuda_dmabuf_range((uint64_t)(uintptr_t)ptr, size, base, asize, page,
+                       &start, &range) != 0) {
+    snprintf(err, len, "dma-buf export of %zu bytes at %p: the allocation "
+             "[%#llx, +%zu) does not cover whole %llu-byte pages around it "
+             "(allocate with cuda_alloc, which rounds to %zu bytes)", size,
+             ptr, (unsigned long long)base, asize,
+             (unsigned long long)page, CUDA_ALLOC_ALIGN);
+    return CUDA_FAILED;
+  }
+  cr = get_handle(fd, (CUdeviceptr)start, (size_t)range,
                   CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
   if(cr != 0) {
     *fd = -1;
@@ -614,8 +629,8 @@ int cuda_dmabuf_export(void *ptr, size_t size, int *fd, uint64_t *offset,
              driver_err(cr), cr);
     return CUDA_FAILED;
   }
-  *offset = (CUdeviceptr)(uintptr_t)ptr - start;
-  *length = end - start;
+  *offset = (uint64_t)(uintptr_t)ptr - start;
+  *length = range;
   return CUDA_OK;
 fail:
   return result;

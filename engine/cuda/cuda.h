@@ -75,11 +75,33 @@ int cuda_device_info(int dev, struct cuda_device *out, char *err,
 /*
  * Allocate len bytes: device memory on dev, or pinned (page-locked,
  * portable) host memory.  *ptr is NULL on failure.  Free with
- * cuda_free(&ptr, kind) (NULL-safe, sets *ptr to NULL).
+ * cuda_free(&ptr, kind) (NULL-safe, sets *ptr to NULL).  Device memory is
+ * allocated in whole CUDA_ALLOC_ALIGN units (cuda_alloc_size) so that its
+ * dma-buf export covers whole host pages: cuMemGetAddressRange reports a
+ * cudaMalloc(len) range as exactly len bytes, and
+ * cuMemGetHandleForAddressRange refuses a range that does not end on a
+ * page (CUDA_ERROR_INVALID_VALUE, seen on an H200 for 2, 128, 4095, 4097
+ * and 65535 bytes).  perftest does the same (src/cuda_memory.c:
+ * ACCEL_PAGE_SIZE 64 KiB for the allocation, the export range rounded to
+ * the host page).
  */
+#define CUDA_ALLOC_ALIGN ((size_t)64 * 1024)
+static inline size_t cuda_alloc_size(size_t len)
+{
+  return (len + CUDA_ALLOC_ALIGN - 1) & ~(CUDA_ALLOC_ALIGN - 1);
+}
+
 int cuda_alloc(int dev, size_t len, enum cuda_mem_kind kind, void **ptr,
                char *err, size_t errlen);
 void cuda_free(void **ptr, enum cuda_mem_kind kind);
+
+/*
+ * Make dev's primary context current on the calling thread (a worker
+ * thread has none until it touches CUDA; cuFile/cuObject use the current
+ * context and crash without one: minio/rdma-training
+ * docs/troubleshooting.md section 5).
+ */
+int cuda_bind(int dev, char *err, size_t errlen);
 
 /* Plain synchronous copy between any two pointers (fill, read back). */
 int cuda_copy(void *dst, const void *src, size_t len, char *err,
@@ -140,6 +162,27 @@ int cuda_kernel_check(int dev, size_t n, unsigned rounds, uint64_t seed,
  */
 int cuda_dmabuf_export(void *ptr, size_t len, int *fd, uint64_t *offset,
                        uint64_t *length, char *err, size_t errlen);
+
+/*
+ * The range cuda_dmabuf_export hands to cuMemGetHandleForAddressRange for
+ * [ptr, ptr+len) inside the allocation [base, base+asize): start rounded
+ * down and the end rounded up to the host page (perftest's rule).
+ * Returns 0, or -1 when the rounded range leaves the allocation (memory
+ * not from cuda_alloc whose size is not a whole number of pages): the
+ * driver would refuse it, so the caller reports why instead.
+ */
+static inline int cuda_dmabuf_range(uint64_t ptr, uint64_t len,
+                                    uint64_t base, uint64_t asize,
+                                    uint64_t page, uint64_t *start,
+                                    uint64_t *length)
+{
+  uint64_t s = ptr & ~(page - 1), e = (ptr + len + page - 1) & ~(page - 1);
+  if(s < base || e > base + asize || ptr + len > base + asize)
+    return -1;
+  *start = s;
+  *length = e - s;
+  return 0;
+}
 
 /* The host reference of the check kernel's function (also in C tests). */
 static inline uint64_t cuda_mix(uint64_t x)

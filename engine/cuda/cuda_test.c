@@ -143,6 +143,42 @@ static void test_misc(void)
 }
 
 /* Whatever the host: OK or ABSENT with a reason, never a crash. */
+/*
+ * The dma-buf export range (issue 9 section 5): a cudaMalloc(n) range is
+ * n bytes long, and the old export clamped the page-rounded end to it,
+ * asking the driver for a range that does not end on a page (refused
+ * with CUDA_ERROR_INVALID_VALUE for 2, 4095, 4097, 65535 bytes on an
+ * H200).  Now the allocation is whole 64 KiB units and a range that
+ * would leave the allocation is refused here, with the reason.
+ */
+static void test_dmabuf_range(void)
+{
+  const uint64_t page = 4096, base = 0x7f0000200000ull;
+  uint64_t start = 0, length = 0;
+  static const uint64_t sizes[] = { 1, 2, 128, 4095, 4096, 4097, 65535,
+                                    65536, 65537, (64u << 20) + 1 };
+  for(size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    uint64_t n = sizes[i], asize = cuda_alloc_size(n);
+    CHECK(asize >= n && asize % CUDA_ALLOC_ALIGN == 0);
+    CHECK(asize - n < CUDA_ALLOC_ALIGN);
+    CHECK(cuda_dmabuf_range(base, n, base, asize, page, &start,
+                            &length) == 0);
+    CHECK(start == base && length % page == 0 && length >= n);
+    CHECK(length - n < page);
+    /* the old allocation (exactly n bytes): refused unless whole pages */
+    CHECK((cuda_dmabuf_range(base, n, base, n, page, &start, &length) ==
+           0) == (n % page == 0));
+  }
+  CHECK(cuda_alloc_size(0) == 0);
+  /* an inner pointer: the range starts on its page, offset kept */
+  CHECK(cuda_dmabuf_range(base + 5000, 10, base, 65536, page, &start,
+                          &length) == 0);
+  CHECK(start == base + 4096 && length == 4096);
+  /* a range past the allocation's end is refused */
+  CHECK(cuda_dmabuf_range(base + 65530, 10, base, 65536, page, &start,
+                          &length) == -1);
+}
+
 static void test_host(void)
 {
   char err[512] = "";
@@ -195,6 +231,7 @@ int main(void)
   test_parse();
   test_pcie();
   test_misc();
+  test_dmabuf_range();
   test_host();
   return check_result("cuda_test");
 }

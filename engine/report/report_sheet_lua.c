@@ -218,12 +218,13 @@ static int l_sheet_insert_chart(lua_State *L)
 }
 
 /* ws:setup{landscape=, fit_width=, fit_height=, tab_color=, zoom=,
- * hide_gridlines=, activate=, header=, footer=, repeat_rows={r0, r1}} */
+ * hide_gridlines=, activate=, header=, footer=, repeat_rows={r0, r1},
+ * hidden=} (hidden: a data sheet that charts read and nobody prints) */
 static int l_sheet_setup(lua_State *L)
 {
   static const char *const keys[] = { "landscape", "fit_width",
     "fit_height", "tab_color", "zoom", "hide_gridlines", "activate",
-    "header", "footer", "repeat_rows", NULL };
+    "header", "footer", "repeat_rows", "hidden", NULL };
   static const char *const fn = "report.setup";
   lxw_worksheet *ws = check_sheet(L, 1);
   const char *s;
@@ -252,6 +253,8 @@ static int l_sheet_setup(lua_State *L)
     worksheet_gridlines(ws, LXW_HIDE_ALL_GRIDLINES);
   if(strata_opt_bool(L, 2, fn, "activate", 0))
     worksheet_activate(ws);
+  if(strata_opt_bool(L, 2, fn, "hidden", 0))
+    worksheet_hide(ws);
   if((s = strata_opt_str(L, 2, fn, "header", NULL)) &&
      worksheet_set_header(ws, s))
     return luaL_error(L, "%s: header too long or invalid", fn);

@@ -31,10 +31,13 @@ struct xfer {
   struct s3_resp *resp;
   CURL *curl;
   uint64_t sent;
-  int overflow, aborted, status_known, to_dst, ok;
+  int overflow, aborted, status_known, to_dst, ok, sent_told;
   size_t body_cap;
   size_t headers_cap;
 };
+
+static int on_debug(CURL *e, curl_infotype t, char *d, size_t n,
+                    void *arg);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_rc;
@@ -411,6 +414,11 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
   else if(strcmp(q->method, "GET"))
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
 
+  if(q->on_sent && !q->body_len) {
+    curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
+    curl_easy_setopt(e, CURLOPT_DEBUGDATA, &x);
+    curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+  }
   c->errbuf[0] = '\0';
   t0 = strata_now_ns();
   cc = curl_easy_perform(e);
@@ -448,6 +456,21 @@ nomem:
   curl_slist_free_all(list);
   snprintf(r->error, sizeof(r->error), "out of memory");
   return r->fail = S3_ERR_NOMEM;
+}
+
+/* curl's debug hook, set only for s3_req.on_sent: CURLINFO_HEADER_OUT
+ * comes after the request headers were sent (nothing is logged). */
+static int on_debug(CURL *e, curl_infotype t, char *d, size_t n, void *arg)
+{
+  struct xfer *x = arg;
+  (void)e;
+  (void)d;
+  (void)n;
+  if(t == CURLINFO_HEADER_OUT && !x->sent_told) {
+    x->sent_told = 1;
+    x->req->on_sent(x->req->on_sent_arg);
+  }
+  return 0;
 }
 
 int s3_resp_header(const struct s3_resp *r, const char *name, char *out,

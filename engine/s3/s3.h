@@ -62,6 +62,12 @@ struct s3_req {
   uint64_t dst_cap;          /* ... up to this many bytes */
   s3_sink_fn sink;           /* or is handed here; else captured */
   void *sink_arg;
+  /* Body-less requests only: called once, on the calling thread, right
+   * after the request headers were written to the socket and before the
+   * reply is awaited (a protocol that must act between the two: the
+   * hipobj-rc-v2 PUT posts its RDMA WRITE once READY is out). */
+  void (*on_sent)(void *arg);
+  void *on_sent_arg;
 };
 
 enum s3_fail {

@@ -12,6 +12,12 @@
 
 struct s3rdma_cuobj;
 
+/* cuObject pins at most this much in one registration
+ * (cuMemObjGetDescriptor): minio/minio-cpp @769130e include/miniocpp/
+ * rdma.h kCuObjMaxMemoryRegSize; at 4 GiB libminiocpp segfaults
+ * (minio/rdma-training docs/troubleshooting.md section 4). */
+#define S3RDMA_CUOBJ_MAX_REG (4ull << 30)
+
 /*
  * Load the library and make a client.  NULL with why (the reason to SKIP:
  * library absent, a symbol missing, not connected) when it cannot.

@@ -1,5 +1,6 @@
 /*
- * prom.h - the server's RDMA byte counters: their names, and the reply of
+ * prom.h - AIStor's S3-over-RDMA counters (GET -> read_*, PUT and
+ * UploadPart -> write_*; docs/s3-rdma.md "Counters"): their names, and the reply of
  * an existing Prometheus server's instant-query API.  No lua.h.
  */
 #ifndef STRATA_S3RDMA_PROM_H
@@ -9,6 +10,8 @@
 
 #define S3RDMA_METRIC_READ "minio_api_rdma_read_bytes_total"
 #define S3RDMA_METRIC_WRITE "minio_api_rdma_write_bytes_total"
+#define S3RDMA_METRIC_READ_OPS "minio_api_rdma_read_ops_total"
+#define S3RDMA_METRIC_WRITE_OPS "minio_api_rdma_write_ops_total"
 
 /*
  * The value of a Prometheus instant query's first result

@@ -5,16 +5,24 @@
  *   GET: PREPARE -> QP to RTS -> post RECV -> READY (the server writes
  *        with immediate = cookie, then answers) -> reap the RECV.
  *   PUT: PREPARE (reply names the server's staging MR) -> QP to RTS ->
- *        post WRITE_WITH_IMM -> READY (the server answers once the
- *        immediate arrived and the object is stored) -> reap the WRITE.
- * The WRITE is posted before READY is sent because the control call
- * blocks; RC retransmits it until the server's QP is ready.
+ *        READY sent -> grace -> post WRITE_WITH_IMM -> READY's reply (the
+ *        server answers once the immediate arrived and the object is
+ *        stored) -> reap the WRITE.
+ * Never post before READY is out: a server connects its QP only while
+ * handling READY (breuner/elbencho @48264d1 tools/s3rdma/server/source/
+ * HipObjV2Server.cpp, transfer()), so an earlier WRITE meets a QP that is
+ * not ready and lives on RC retransmission (duplicate_request,
+ * completer_retry_err).  The WRITE goes out from the HTTP layer's on_sent
+ * hook, after put_grace_ns, as hipObject's client does it (ROCm/hipObject
+ * @7bcffd0 src/rdma/v2-client.cpp: sendReadyRequest, kPutGraceMs = 100,
+ * post, finishReady).
  */
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/random.h>
 #include <arpa/inet.h>
 
@@ -30,6 +38,7 @@ enum verbs_code s3rdma_rc_open(struct s3rdma_rc *rc, struct verbs_dev *dev,
   memset(rc, 0, sizeof(*rc));
   rc->dev = dev;
   rc->landing_grace_ns = 2000000000ull;
+  rc->put_grace_ns = S3RDMA_PUT_GRACE_NS;
   rc->cq = verbs_cq_create(dev, 16);
   if(!rc->cq)
     return VERBS_ESYS;
@@ -38,12 +47,32 @@ enum verbs_code s3rdma_rc_open(struct s3rdma_rc *rc, struct verbs_dev *dev,
     verbs_cq_destroy(&rc->cq);
     return VERBS_ESYS;
   }
+  s3rdma_rc_host_no_port(rc, cfg->endpoint, 1);
   rc->conn = s3_conn_new(cfg);
   if(!rc->conn) {
     s3rdma_rc_close(rc);
     return verbs_fail(VERBS_ENOMEM, "cannot start a control connection");
   }
   return VERBS_OK;
+}
+
+void s3rdma_rc_host_no_port(struct s3rdma_rc *rc, const char *endpoint,
+                            int no_port)
+{
+  const char *h = strstr(endpoint, "://"), *end, *colon;
+  size_t n;
+  rc->host[0] = '\0';
+  if(!no_port)
+    return;
+  h = h ? h + 3 : endpoint;
+  end = h + strcspn(h, "/");
+  colon = h[0] == '[' ? memchr(h, ']', (size_t)(end - h)) : h;
+  colon = colon ? memchr(colon, ':', (size_t)(end - colon)) : NULL;
+  n = (size_t)((colon ? colon : end) - h);
+  if(n < sizeof(rc->host)) {
+    memcpy(rc->host, h, n);
+    rc->host[n] = '\0';
+  }
 }
 
 void s3rdma_rc_close(struct s3rdma_rc *rc)
@@ -79,18 +108,63 @@ static enum s3rdma_status fail(struct s3rdma_outcome *o, const char *step,
   return o->status = S3RDMA_FAILED;
 }
 
-/* A POST to route with headers h[n]; fills resp. */
-static enum s3_fail post(struct s3rdma_rc *rc, const char *route,
-                         const struct sigv4_header *h, size_t n,
-                         struct s3_resp *resp)
+/* A POST to route with headers h[n]; fills resp.  on_sent (or NULL)
+ * runs once the request is out, before the reply is awaited. */
+static enum s3_fail post_hook(struct s3rdma_rc *rc, const char *route,
+                              const struct sigv4_header *h, size_t n,
+                              struct s3_resp *resp,
+                              void (*on_sent)(void *), void *arg)
 {
+  struct sigv4_header all[16];
   struct s3_req q;
   memset(&q, 0, sizeof(q));
   q.method = "POST";
   q.path = route;
   q.headers = h;
   q.nheaders = n;
+  if(rc->host[0] && n < 15) {           /* sent as signed, no port */
+    memcpy(all, h, n * sizeof(*h));
+    all[n] = (struct sigv4_header){ "host", rc->host };
+    q.headers = all;
+    q.nheaders = n + 1;
+  }
+  q.on_sent = on_sent;
+  q.on_sent_arg = arg;
   return s3_perform(rc->conn, &q, resp);
+}
+
+static enum s3_fail post(struct s3rdma_rc *rc, const char *route,
+                         const struct sigv4_header *h, size_t n,
+                         struct s3_resp *resp)
+{
+  return post_hook(rc, route, h, n, resp, NULL, NULL);
+}
+
+/* The PUT's WRITE_WITH_IMM, posted from READY's on_sent hook. */
+struct put_post {
+  struct s3rdma_rc *rc;
+  uint64_t laddr, raddr, size, grace_ns;
+  uint32_t lkey, rkey, cookie;
+  int posted;               /* 1 posted, -1 post failed */
+  char why[320];
+};
+
+static void post_after_ready(void *arg)
+{
+  struct put_post *pp = arg;
+  if(pp->grace_ns) {
+    struct timespec ts = { (time_t)(pp->grace_ns / 1000000000ull),
+                           (long)(pp->grace_ns % 1000000000ull) };
+    while(nanosleep(&ts, &ts))
+      ;
+  }
+  if(verbs_post_write_imm(pp->rc->qp, 2, pp->laddr, (uint32_t)pp->size,
+                          pp->lkey, pp->raddr, pp->rkey, pp->cookie, 1)) {
+    snprintf(pp->why, sizeof(pp->why), "%s", verbs_errmsg());
+    pp->posted = -1;
+  }
+  else
+    pp->posted = 1;
 }
 
 static void cancel(struct s3rdma_rc *rc, const char *session)
@@ -144,6 +218,7 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
   char tokhex[89], psn_s[8], cookie_s[12], size_s[24], off_s[24];
   char target[2048], session[40], v[160], why[320], qpn_s[12];
   char addr_s[20], rkey_s[12], stoken[89];
+  struct put_post pp;
   const char *twhy = NULL;
   uint64_t t0 = strata_now_ns(), spsn = 0, saddr = 0, srkey = 0, n64;
   uint32_t psn = verbs_random_psn(), cookie = random_u32();
@@ -152,6 +227,7 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
   int code, n;
 
   memset(o, 0, sizeof(*o));
+  memset(&pp, 0, sizeof(pp));
   o->step = "prepare";
   if(x->size < 1 || x->size > S3RDMA_SIZE_MAX ||
      x->buf_off + x->size > x->buf->len)
@@ -247,16 +323,7 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
     cancel(rc, session);
     return fail(o, "connect", "%s", why);
   }
-  if(x->put) {
-    if(verbs_post_write_imm(rc->qp, 2, laddr, (uint32_t)x->size,
-                            x->buf->mr->lkey, saddr, (uint32_t)srkey,
-                            cookie, 1)) {
-      snprintf(why, sizeof(why), "%s", verbs_errmsg());
-      cancel(rc, session);
-      return fail(o, "data", "post WRITE_WITH_IMM: %s", why);
-    }
-  }
-  else if(verbs_post_recv(rc->qp, 1, laddr, 0, x->buf->mr->lkey)) {
+  if(!x->put && verbs_post_recv(rc->qp, 1, laddr, 0, x->buf->mr->lkey)) {
     snprintf(why, sizeof(why), "%s", verbs_errmsg());
     cancel(rc, session);
     return fail(o, "data", "post RECV: %s", why);
@@ -275,11 +342,28 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
       { S3RDMA_H_MR_ADDR, addr_s },
       { S3RDMA_H_MR_RKEY, rkey_s },
     };
-    post(rc, S3RDMA_ROUTE_READY, h, x->put ? 4 : 6, &r);
+    pp.rc = rc;
+    pp.laddr = laddr;
+    pp.raddr = saddr;
+    pp.size = x->size;
+    pp.grace_ns = rc->put_grace_ns;
+    pp.lkey = x->buf->mr->lkey;
+    pp.rkey = (uint32_t)srkey;
+    pp.cookie = cookie;
+    post_hook(rc, S3RDMA_ROUTE_READY, h, x->put ? 4 : 6, &r,
+              x->put ? post_after_ready : NULL, &pp);
   }
   o->ready_status = r.status;
   o->step = "ready";
-  if(r.fail != S3_OK || (r.status != 200 && r.status != 206)) {
+  o->posted_after_ready = pp.posted == 1;
+  if(x->put && pp.posted != 1) {
+    s3_resp_free(&r);
+    cancel(rc, session);
+    return fail(o, "data", "post WRITE_WITH_IMM after READY: %s",
+                pp.posted ? pp.why : "READY never left (no on_sent)");
+  }
+  if(r.fail != S3_OK || (r.status != 200 && r.status != 206 &&
+                         !(x->put && r.status == 204))) {
     describe(&r, why, sizeof(why));
     s3_resp_free(&r);
     cancel(rc, session);
@@ -293,7 +377,8 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
   /* Witness 1: the reply echoes the cookie and the byte count. */
   o->reply_ok = 1;
   if(s3_resp_header(&r, S3RDMA_H_REPLY, v, sizeof(v)) >= 0) {
-    if(s3rdma_reply_parse(v, &code, stoken) || (code != 200 && code != 206))
+    if(s3rdma_reply_parse(v, &code, stoken) ||
+       !s3rdma_reply_ok(x->put, x->has_offset || x->part > 0, code))
       o->reply_ok = 0;
     o->rdma_reply = code;
   }
@@ -302,9 +387,10 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
   if(s3_resp_header(&r, S3RDMA_H_COOKIE, v, sizeof(v)) < 0 ||
      s3rdma_parse_hex(v, 8, &n64) || n64 != cookie)
     o->reply_ok = 0;
-  if(s3_resp_header(&r, S3RDMA_H_BYTES, v, sizeof(v)) >= 0 &&
-     !s3rdma_parse_dec(v, &n64))
-    o->bytes_reported = n64;
+  /* x-amz-rdma-bytes-transferred absent: the whole size moved */
+  o->bytes_reported = x->size;
+  if(s3_resp_header(&r, S3RDMA_H_BYTES, v, sizeof(v)) >= 0)
+    o->bytes_reported = s3rdma_parse_dec(v, &n64) ? 0 : n64;
   if(o->bytes_reported != x->size)
     o->reply_ok = 0;
   if(x->put && s3_resp_header(&r, S3RDMA_H_ETAG, o->etag,

@@ -29,7 +29,14 @@ struct s3rdma_rc {
   struct s3_conn *conn;          /* control path */
   int used;                      /* qp left RESET at least once */
   uint64_t landing_grace_ns;     /* wait for the IMM after READY's reply */
+  uint64_t put_grace_ns;         /* PUT: READY out -> WRITE posted */
+  char host[256];                /* the Host sent and signed on the
+                                    control path ("" = the endpoint's) */
 };
+
+/* hipObject's client waits 100 ms after READY is out before its PUT
+ * WRITE (ROCm/hipObject @7bcffd0 src/rdma/v2-client.cpp, kPutGraceMs). */
+#define S3RDMA_PUT_GRACE_NS 100000000ull
 
 /* One transfer to run. */
 struct s3rdma_xfer {
@@ -53,7 +60,9 @@ struct s3rdma_outcome {
   long ready_status;             /* HTTP status of READY */
   int rdma_reply;                /* x-amz-rdma-reply code, 0 if absent */
   int reply_ok;                  /* witness 1: the server said it moved it */
-  uint64_t bytes_reported;       /* x-amz-rdma-bytes-transferred */
+  uint64_t bytes_reported;       /* x-amz-rdma-bytes-transferred (the
+                                    size when the header is absent) */
+  int posted_after_ready;        /* PUT: the WRITE went out after READY */
   int landed_ok;                 /* witness 2: completion seen, imm ok,
                                     byte count == size */
   uint64_t bytes_landed;         /* GET: RECV byte_len; PUT: size written */
@@ -71,6 +80,14 @@ enum verbs_code s3rdma_rc_open(struct s3rdma_rc *rc, struct verbs_dev *dev,
                                const struct s3_config *cfg);
 /* Release; NULL-safe, idempotent. */
 void s3rdma_rc_close(struct s3rdma_rc *rc);
+
+/*
+ * Send and sign the control path's Host without the endpoint's port (1,
+ * the default: shared/S3RDMA-WIRE.md, "`host` without port", as the
+ * hipobj-rc-v2 reference client signs) or as the endpoint names it (0).
+ */
+void s3rdma_rc_host_no_port(struct s3rdma_rc *rc, const char *endpoint,
+                            int no_port);
 
 /*
  * Run one transfer; fills *o and returns o->status.  On a failure after

@@ -18,6 +18,8 @@
 
 #include "counters.h"
 #include "cuobj.h"
+#include "cuobj_desc.h"
+#include "gpupath.h"
 #include "prom.h"
 #include "s3_lua.h"
 #include "single.h"
@@ -50,7 +52,7 @@ static uint64_t opt_size(lua_State *L, const char *fn, const char *field,
  *            op = "get"|"put"|"multipart", bucket, prefix, size,
  *            range_offset, range_length, part_size, objects, concurrency,
  *            requests, seed, verify, readback, http_fallback,
- *            landing_grace, timeout, device, port, gid_index,
+ *            landing_grace, put_grace, timeout, device, port, gid_index,
  *            memory = "host"|"cuda"}
  */
 static int l_run(lua_State *L)
@@ -59,8 +61,10 @@ static int l_run(lua_State *L)
     "client", "mode", "op", "bucket", "prefix", "size", "range_offset",
     "range_length", "part_size", "objects", "concurrency", "requests",
     "seed", "verify", "readback", "http_fallback", "landing_grace",
-    "timeout", "device", "port", "gid_index", "memory", "gpu", NULL
+    "timeout", "device", "port", "gid_index", "memory", "gpu", "put_grace",
+    "token_contract", "control_host_port", NULL
   };
+  static const char *const contracts[] = { "current", "suffix", NULL };
   static const char *const modes[] = { "tcp", "rc", "cuobject", NULL };
   static const char *const ops[] = { "get", "put", "multipart", NULL };
   static const char *const mems[] = { "host", "cuda", NULL };
@@ -101,6 +105,10 @@ static int l_run(lua_State *L)
   o.readback = strata_opt_bool(L, 1, fn, "readback", 1);
   o.http_fallback = strata_opt_bool(L, 1, fn, "http_fallback", 0);
   o.landing_grace_s = strata_opt_num(L, 1, fn, "landing_grace", 2);
+  o.put_grace_s = strata_opt_num(L, 1, fn, "put_grace", -1);
+  o.ctrl_host_port = strata_opt_bool(L, 1, fn, "control_host_port", 0);
+  o.contract = (enum s3rdma_token_contract)
+               opt_enum(L, fn, "token_contract", "current", contracts);
   o.timeout_s = strata_opt_num(L, 1, fn, "timeout", 0);
   o.dev = strata_opt_str(L, 1, fn, "device", NULL);
   o.port = (int)strata_opt_int(L, 1, fn, "port", 1);
@@ -110,10 +118,17 @@ static int l_run(lua_State *L)
                       "%llu", fn, (unsigned long long)o.range_off,
                       (unsigned long long)o.range_len,
                       (unsigned long long)o.size);
-  if(o.mode != S3RDMA_MODE_TCP &&
+  if(o.mode == S3RDMA_MODE_RC &&
      (o.size > S3RDMA_SIZE_MAX && o.op != S3RDMA_OP_MULTIPART))
     return luaL_error(L, "%s: hipobj-rc-v2 moves at most 2^31-1 bytes a "
                       "request; use op = \"multipart\"", fn);
+  if(o.mode == S3RDMA_MODE_CUOBJ &&
+     (o.op == S3RDMA_OP_MULTIPART ? o.part_size :
+      o.range_len ? o.range_len : o.size) >= S3RDMA_CUOBJ_MAX_REG)
+    return luaL_error(L, "%s: cuObject registers at most 4 GiB - 1 in one "
+                      "buffer (kCuObjMaxMemoryRegSize; at 4 GiB libminiocpp "
+                      "segfaults): split the transfer (multipart parts or "
+                      "ranges of <= 2 GiB)", fn);
   if(o.op == S3RDMA_OP_MULTIPART)
     o.requests = o.objects;
   ctrl = c->cfg;
@@ -153,6 +168,8 @@ static int l_run(lua_State *L)
   strata_set_int(L, "rdma_put_bytes", (lua_Integer)r.rdma_put_bytes);
   strata_set_str(L, "memory", o.gpu_memory ? "cuda" : "host");
   strata_set_int(L, "gpu_copy_errors", (lua_Integer)r.gpu_copy_errors);
+  if(o.gpu_memory)
+    strata_set_int(L, "cuda_threads_bound", r.cuda_threads_bound);
   strata_set_num(L, "duration_s", secs);
   strata_set_num(L, "throughput_mibps",
                  secs > 0 ? (double)(r.bytes + r.fallback_bytes) /
@@ -173,6 +190,8 @@ static int l_run(lua_State *L)
   }
   if(r.first_error[0])
     strata_set_str(L, "first_error", r.first_error);
+  if(r.token_decoded[0])
+    strata_set_str(L, "token_decoded", r.token_decoded);
   return 1;
 }
 
@@ -186,12 +205,24 @@ static double fnum(lua_State *L, int idx, const char *k)
   return v;
 }
 
+/* The counter table, or {absent = why} when the source answered 404. */
+static int push_absent(lua_State *L, const char *src, const char *why)
+{
+  lua_createtable(L, 0, 2);
+  strata_set_str(L, "absent", why);
+  strata_set_str(L, "source", src);
+  return 1;
+}
+
 /*
  * s3rdma.counters{url = "http://h:9000/minio/metrics/v3/api/rdma" |
  *                 prometheus = "http://prom:9090", bearer_env, timeout}
- *   -> {read_bytes, write_bytes, source}
- * No url/prometheus: SKIP.  A missing metric raises (an AIStor without
- * the RDMA build, or the wrong endpoint).
+ *   -> {read_bytes, write_bytes, read_ops, write_ops, source}
+ *      or {absent = why, source} when the endpoint answers 404
+ * AIStor's direction: a GET moves read_*, a PUT / UploadPart write_*
+ * (docs/s3-rdma.md, "Counters").  No url/prometheus: SKIP.  Any other
+ * failure, or a page without the byte counters, raises (an AIStor without
+ * the RDMA build, or the wrong endpoint).  The ops counters are optional.
  */
 static int l_counters(lua_State *L)
 {
@@ -199,10 +230,13 @@ static int l_counters(lua_State *L)
     "url", "prometheus", "bearer_env", "timeout", NULL
   };
   static const char *fn = "s3rdma.counters";
-  static const char *const names[2] = { S3RDMA_METRIC_READ,
-                                        S3RDMA_METRIC_WRITE };
+  static const char *const names[4] = {
+    S3RDMA_METRIC_READ, S3RDMA_METRIC_WRITE, S3RDMA_METRIC_READ_OPS,
+    S3RDMA_METRIC_WRITE_OPS
+  };
   const char *url, *prom, *benv, *bearer = NULL;
-  double v[2];
+  double v[4] = { 0, 0, 0, 0 };
+  int have[4] = { 0, 0, 0, 0 };
   char err[512];
   long to;
 
@@ -219,27 +253,42 @@ static int l_counters(lua_State *L)
     return strata_skip(L, "the metrics token variable %s is not set", benv);
   if(url && *url) {
     struct http_req hr = { .url = url, .timeout_s = (double)to / 1000,
-                           .bearer = bearer };
+                           .bearer = bearer, .any_status = 1 };
     struct prom_doc doc;
+    char *body = NULL, safe[400];
+    size_t blen = 0;
+    long st = 0;
+    http_safe_url(url, safe, sizeof(safe));
+    if(http_get(&hr, &body, &blen, &st, err, sizeof(err)))
+      return luaL_error(L, "%s: %s: %s", fn, safe, err);
+    if(st == 404) {
+      free(body);
+      snprintf(err, sizeof(err), "%s answers 404 (no S3-over-RDMA "
+               "counters there)", safe);
+      return push_absent(L, safe, err);
+    }
+    if(st != 200) {
+      free(body);
+      return luaL_error(L, "%s: %s: HTTP %d", fn, safe, (int)st);
+    }
     memset(&doc, 0, sizeof(doc));
-    if(prom_fetch(&hr, &doc, err, sizeof(err))) {
+    if(prom_parse(body, blen, &doc, err, sizeof(err))) {
+      free(body);
       prom_doc_free(&doc);
-      return luaL_error(L, "%s: %s: %s", fn, url, err);
+      return luaL_error(L, "%s: %s: parse: %s", fn, safe, err);
     }
-    for(int k = 0; k < 2; k++) {
-      int found = 0;
-      v[k] = prom_sum(&doc, names[k], &found);
-      if(!found) {
-        prom_doc_free(&doc);
-        return luaL_error(L, "%s: %s has no %s (not an S3-over-RDMA "
-                          "build, or the wrong endpoint)", fn, url,
-                          names[k]);
-      }
-    }
+    free(body);
+    for(int k = 0; k < 4; k++)
+      v[k] = prom_sum(&doc, names[k], &have[k]);
     prom_doc_free(&doc);
+    for(int k = 0; k < 2; k++)
+      if(!have[k])
+        return luaL_error(L, "%s: %s has no %s (not an S3-over-RDMA "
+                          "build, or the wrong endpoint)", fn, safe,
+                          names[k]);
   }
   else
-    for(int i = 0; i < 2; i++) {
+    for(int i = 0; i < 4; i++) {
       char *body = NULL, q[512], full[1024], enc[600];
       size_t blen = 0, n;
       long st = 0;
@@ -252,41 +301,70 @@ static int l_counters(lua_State *L)
       snprintf(full, sizeof(full), "%s/api/v1/query?query=%s", prom, enc);
       if(http_get(&hr, &body, &blen, &st, err, sizeof(err)))
         return luaL_error(L, "%s: Prometheus %s: %s", fn, prom, err);
-      if(st != 200 || s3rdma_prom_query_value(body, &v[i])) {
-        free(body);
-        return luaL_error(L, "%s: Prometheus %s: no value for %s (HTTP "
-                          "%ld)", fn, prom, q, st);
-      }
+      have[i] = st == 200 && !s3rdma_prom_query_value(body, &v[i]);
       free(body);
+      if(!have[i] && i < 2)
+        return luaL_error(L, "%s: Prometheus %s: no value for %s (HTTP "
+                          "%d)", fn, prom, q, (int)st);
     }
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 5);
   strata_set_num(L, "read_bytes", v[0]);
   strata_set_num(L, "write_bytes", v[1]);
+  if(have[2])
+    strata_set_num(L, "read_ops", v[2]);
+  if(have[3])
+    strata_set_num(L, "write_ops", v[3]);
   strata_set_str(L, "source", url && *url ? url : prom);
   return 1;
 }
 
 /*
- * s3rdma.prove(r, before, after [, {tolerance = 0}])
+ * s3rdma.prove(r, before, after [, {tolerance = 0, nic = {state, why}}])
  *   -> {verdict = "PROVEN"|"DECLINED"|"NOT PROVEN", reason,
- *       delta_read, delta_write, reply, landed, counters}
+ *       delta_read, delta_write, reply, landed, counters, nic, nic_why,
+ *       witnesses}
+ * nic is the fourth witness, judged in lua/strata/lib/s3nic.lua: "agree",
+ * "mismatch" (NOT PROVEN) or "absent" (reported, not held against it).
  * r is what s3rdma.run returned (mode rdma); before/after come from
- * s3rdma.counters, or are nil when the site has no counter source (then
- * the counter witness is "absent" and the verdict NOT PROVEN).
+ * s3rdma.counters.  The counter witness is "absent" (verdict NOT PROVEN,
+ * with why) when they are nil (the site has no counter source) or say
+ * absent (the endpoint answered 404).  AIStor's direction: GET bytes must
+ * show in read_bytes, PUT / UploadPart bytes in write_bytes.
  */
 static int l_prove(lua_State *L)
 {
   double ok, fb, reply, landed, verr, rberr, getb, putb, dr = 0, dw = 0;
   double tol, declined, failed;
   const char *verdict = "PROVEN", *creason = "absent";
-  char reason[1100] = "";
+  char reason[1900] = "", absent[400] = "no counter source";
+  char nic[16] = "absent", nicwhy[300] = "not read", wit[200];
   int have_counters = lua_istable(L, 2) && lua_istable(L, 3);
-  int w1, w2, w3 = 0;
+  int w1, w2, w3 = 0, w4;
 
   luaL_checktype(L, 1, LUA_TTABLE);
+  for(int i = 2; have_counters && i <= 3; i++) {
+    lua_getfield(L, i, "absent");
+    if(lua_isstring(L, -1)) {
+      snprintf(absent, sizeof(absent), "%s", lua_tostring(L, -1));
+      have_counters = 0;
+    }
+    lua_pop(L, 1);
+  }
   tol = 0;
-  if(lua_istable(L, 4))
+  if(lua_istable(L, 4)) {
     tol = fnum(L, 4, "tolerance");
+    if(lua_getfield(L, 4, "nic") == LUA_TTABLE) {
+      lua_getfield(L, -1, "state");
+      if(lua_isstring(L, -1))
+        snprintf(nic, sizeof(nic), "%s", lua_tostring(L, -1));
+      lua_getfield(L, -2, "why");
+      if(lua_isstring(L, -1))
+        snprintf(nicwhy, sizeof(nicwhy), "%s", lua_tostring(L, -1));
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+  }
+  w4 = strcmp(nic, "mismatch") != 0;
   ok = fnum(L, 1, "ok");
   fb = fnum(L, 1, "fallback_requests");
   declined = fnum(L, 1, "declined");
@@ -303,32 +381,39 @@ static int l_prove(lua_State *L)
   if(have_counters) {
     dr = fnum(L, 3, "read_bytes") - fnum(L, 2, "read_bytes");
     dw = fnum(L, 3, "write_bytes") - fnum(L, 2, "write_bytes");
-    w3 = fabs(dr - putb) <= tol * (putb > 0 ? putb : 1) &&
-         fabs(dw - getb) <= tol * (getb > 0 ? getb : 1);
+    w3 = fabs(dr - getb) <= tol * (getb > 0 ? getb : 1) &&
+         fabs(dw - putb) <= tol * (putb > 0 ? putb : 1);
     creason = w3 ? "match" : "mismatch";
   }
   if(ok <= 0 && declined > 0 && failed == 0) {
     verdict = "DECLINED";
     snprintf(reason, sizeof(reason), "the server declined RDMA (501) for "
              "%.0f request(s)%s", declined, fb > 0 ?
-             "; they went over HTTP (counted as fallback)" : "");
+             "; they were retried over HTTP (counted as fallback)" : "");
   }
-  else if(!w1 || !w2 || !w3 || failed > 0) {
-    char first[420] = "";
+  else if(!w1 || !w2 || !w3 || !w4 || failed > 0) {
+    char first[420] = "", cw[600];
     lua_getfield(L, 1, "first_error");
     if(lua_isstring(L, -1))
       snprintf(first, sizeof(first), "; first error: %s",
                lua_tostring(L, -1));
     lua_pop(L, 1);
+    if(have_counters)
+      snprintf(cw, sizeof(cw), "%s (read +%.0f for %.0f GET bytes, write "
+               "+%.0f for %.0f PUT bytes)", creason, dr, getb, dw, putb);
+    else
+      snprintf(cw, sizeof(cw), "absent: %s", absent);
     verdict = "NOT PROVEN";
     snprintf(reason, sizeof(reason), "RDMA not proven: %.0f of %.0f "
              "request(s) failed%s; of %.0f moved: reply header %s (%.0f), "
              "bytes landed %s (%.0f, %.0f wrong, %.0f read-back errors), "
-             "server counters %s (read +%.0f for %.0f PUT bytes, write "
-             "+%.0f for %.0f GET bytes)", failed, fnum(L, 1, "requests"),
-             first, ok, w1 ? "ok" : "WRONG", reply, w2 ? "ok" : "WRONG",
-             landed, verr, rberr, creason, dr, putb, dw, getb);
+             "server counters %s, NIC counters %s (%s)", failed,
+             fnum(L, 1, "requests"), first, ok, w1 ? "ok" : "WRONG", reply,
+             w2 ? "ok" : "WRONG", landed, verr, rberr, cw, nic, nicwhy);
   }
+  snprintf(wit, sizeof(wit), "reply %s, bytes landed %s, server counters "
+           "%s, NIC counters %s", w1 ? "agree" : "disagree",
+           w2 ? "agree" : "disagree", creason, nic);
   lua_createtable(L, 0, 8);
   strata_set_str(L, "verdict", verdict);
   strata_set_str(L, "reason", reason);
@@ -337,6 +422,11 @@ static int l_prove(lua_State *L)
   strata_set_bool(L, "reply", w1);
   strata_set_bool(L, "landed", w2);
   strata_set_str(L, "counters", creason);
+  strata_set_str(L, "nic", nic);
+  strata_set_str(L, "nic_why", nicwhy);
+  strata_set_str(L, "witnesses", wit);
+  if(!have_counters)
+    strata_set_str(L, "counters_absent", absent);
   return 1;
 }
 
@@ -452,6 +542,80 @@ static int l_token_encode(lua_State *L)
   return 1;
 }
 
+/*
+ * s3rdma.cuobj_desc(s [, {contract = "current"|"suffix", buf, size}])
+ *   -> {addr, size, rkey, lid, qp, gid_present, gid, text, token}
+ * Decode an 81-char cuObject descriptor (a malformed one raises, naming
+ * the field); token is what would be sent under the contract.
+ */
+static int l_cuobj_desc(lua_State *L)
+{
+  static const char *const keys[] = { "contract", "buf", "size", NULL };
+  static const char *const contracts[] = { "current", "suffix", NULL };
+  static const char *fn = "s3rdma.cuobj_desc";
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  struct s3rdma_cuobj_desc d;
+  enum s3rdma_token_contract c = S3RDMA_CONTRACT_CURRENT;
+  uint64_t buf = 0, size = 0;
+  char why[160], text[160], form[S3RDMA_CUOBJ_DESC_LEN + 40];
+  if(lua_istable(L, 2)) {
+    const char *cs;
+    strata_check_keys(L, 2, fn, keys);
+    lua_getfield(L, 2, "contract");
+    cs = lua_isnil(L, -1) ? "current" : luaL_checkstring(L, -1);
+    c = !strcmp(cs, contracts[1]) ? S3RDMA_CONTRACT_SUFFIX :
+        !strcmp(cs, contracts[0]) ? S3RDMA_CONTRACT_CURRENT :
+        (enum s3rdma_token_contract)luaL_error(L, "%s: contract cannot be "
+                                               "\"%s\"", fn, cs);
+    lua_pop(L, 1);
+    lua_getfield(L, 2, "buf");
+    buf = (uint64_t)luaL_optinteger(L, -1, 0);
+    lua_getfield(L, 2, "size");
+    size = (uint64_t)luaL_optinteger(L, -1, 0);
+    lua_pop(L, 2);
+  }
+  if(s3rdma_cuobj_desc_parse(s, n, &d, why, sizeof(why)) ||
+     s3rdma_cuobj_token_form(s, c, buf, size, form, sizeof(form), why,
+                             sizeof(why)))
+    return luaL_error(L, "%s: not a cuObject descriptor: %s", fn, why);
+  s3rdma_cuobj_desc_describe(&d, text, sizeof(text));
+  lua_createtable(L, 0, 9);
+  strata_set_int(L, "addr", (lua_Integer)d.addr);
+  strata_set_int(L, "size", d.size);
+  strata_set_int(L, "rkey", d.rkey);
+  strata_set_int(L, "lid", d.lid);
+  strata_set_int(L, "qp", d.qpn);
+  strata_set_bool(L, "gid_present", d.gid_present);
+  set_hex(L, "gid", d.gid, 16);
+  strata_set_str(L, "text", text);
+  strata_set_str(L, "token", form);
+  return 1;
+}
+
+/*
+ * s3rdma.gpu_path_facts() -> {memlock (bytes, -1 unlimited), peermem,
+ *   cufile_loaded, cufile_path, cufile_version, cufile_desc_str,
+ *   cufile_why}: read-only facts for the preflight (gpupath.h).
+ */
+static int l_gpu_path_facts(lua_State *L)
+{
+  struct s3rdma_gpupath g;
+  s3rdma_gpupath_facts(&g);
+  lua_createtable(L, 0, 7);
+  strata_set_int(L, "memlock", (lua_Integer)g.memlock);
+  strata_set_bool(L, "peermem", g.peermem);
+  strata_set_bool(L, "cufile_loaded", g.cufile_loaded);
+  if(g.cufile_path[0])
+    strata_set_str(L, "cufile_path", g.cufile_path);
+  strata_set_int(L, "cufile_version", g.cufile_version);
+  strata_set_bool(L, "cufile_desc_str", g.cufile_desc_str);
+  if(g.cufile_why[0])
+    strata_set_str(L, "cufile_why", g.cufile_why);
+  strata_set_str(L, "cufile_symbol", S3RDMA_CUFILE_DESC_SYM);
+  return 1;
+}
+
 /* s3rdma.cuobj_probe() -> true | false, reason */
 static int l_cuobj_probe(lua_State *L)
 {
@@ -475,6 +639,8 @@ static const luaL_Reg funcs[] = {
   {"token_encode", l_token_encode},
   {"token_decode", l_token_decode},
   {"cuobj_probe", l_cuobj_probe},
+  {"cuobj_desc", l_cuobj_desc},
+  {"gpu_path_facts", l_gpu_path_facts},
   {NULL, NULL}
 };
 

@@ -1,6 +1,7 @@
 /*
  * s3rdma_test.c - hardware-free checks of the s3rdma family: the token
- * codec (a hand-built vector), the wire parsers, the Prometheus reader and
+ * codec (a hand-built vector), the cuObject descriptor, the reply codes,
+ * the wire parsers, the Prometheus reader and
  * the data pattern.  Exit status 0 when every check holds.
  */
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cuobj_desc.h"
 #include "pattern.h"
 #include "prom.h"
 #include "token.h"
@@ -45,7 +47,9 @@ static void test_token(void)
   CHECK(!memcmp(&t.gid, &u.gid, 16) && u.qpn == t.qpn &&
         u.rkey == t.rkey && u.addr == t.addr && u.len == t.len &&
         u.port == 1 && u.lid == 0x0102 && u.transport == 1);
-  CHECK(s3rdma_token_is_rc(hex, 88));
+  hex[1] = '0';                 /* hipObject's 0x00 (DC): not spoken */
+  CHECK(s3rdma_token_decode(hex, 88, &u, &why) && !strcmp(why,
+                                                          "transport"));
   hex[0] = '7';
   CHECK(s3rdma_token_decode(hex, 88, &u, &why) && !strcmp(why,
                                                           "transport"));
@@ -126,8 +130,62 @@ static void test_pattern(void)
   free(b);
 }
 
+/* The cuObject descriptor, built with libcufile 1.18's own format string
+ * (cuobj_desc.h names where it was read). */
+static void test_cuobj_desc(void)
+{
+  struct s3rdma_cuobj_desc d;
+  char desc[128], tok[160], why[160];
+  unsigned long long addr = 0x7f12345000ull;
+  unsigned long gid_hi = 0, gid_lo = 0x0000ffff0a4d0001ul;
+  int n = snprintf(desc, sizeof(desc),
+                   "%016llx:%08x:%08x:%04x:%06x:%d:%016lx%016lx", addr,
+                   0x1000000u, 0xdeadbeefu, 0x1u, 0x00abcdu, 1, gid_hi,
+                   gid_lo);
+  CHECK(n == S3RDMA_CUOBJ_DESC_LEN);
+  CHECK(!s3rdma_cuobj_desc_parse(desc, (size_t)n, &d, why, sizeof(why)));
+  CHECK(d.addr == addr && d.size == 0x1000000u && d.rkey == 0xdeadbeefu &&
+        d.lid == 1 && d.qpn == 0xabcd && d.gid_present == 1 &&
+        d.gid[10] == 0xff && d.gid[12] == 10 && d.gid[15] == 1);
+  /* current contract: verbatim; the old one: + ":<addr>:<size>" (115) */
+  CHECK(!s3rdma_cuobj_token_form(desc, S3RDMA_CONTRACT_CURRENT, addr,
+                                 0x1000000u, tok, sizeof(tok), why,
+                                 sizeof(why)) && !strcmp(tok, desc));
+  CHECK(!s3rdma_cuobj_token_form(desc, S3RDMA_CONTRACT_SUFFIX, addr,
+                                 0x1000000u, tok, sizeof(tok), why,
+                                 sizeof(why)) &&
+        strlen(tok) == S3RDMA_CUOBJ_DESC_LEN + S3RDMA_CUOBJ_SUFFIX_LEN &&
+        !strcmp(tok + 81, ":0000007f12345000:0000000001000000"));
+  /* a suffixed token is not a descriptor: refused before sending */
+  CHECK(s3rdma_cuobj_desc_parse(tok, strlen(tok), &d, why, sizeof(why)) &&
+        strstr(why, "length 115, expected exactly 81"));
+  desc[20] = 'z';
+  CHECK(s3rdma_cuobj_desc_parse(desc, 81, &d, why, sizeof(why)) &&
+        strstr(why, "field 2 (size)"));
+  desc[20] = '0';
+  desc[16] = '-';
+  CHECK(s3rdma_cuobj_desc_parse(desc, 81, &d, why, sizeof(why)) &&
+        strstr(why, "after field 1"));
+  desc[16] = ':';
+  desc[47] = '7';                 /* gid_present must be 0 or 1 */
+  CHECK(s3rdma_cuobj_desc_parse(desc, 81, &d, why, sizeof(why)) &&
+        strstr(why, "gid_present"));
+}
+
+/* Which x-amz-rdma-reply codes mean the bytes moved (wire.h). */
+static void test_reply_ok(void)
+{
+  CHECK(s3rdma_reply_ok(0, 0, 200) && s3rdma_reply_ok(0, 1, 206));
+  CHECK(s3rdma_reply_ok(1, 0, 200) && s3rdma_reply_ok(1, 0, 204));
+  CHECK(s3rdma_reply_ok(1, 1, 206) && !s3rdma_reply_ok(1, 0, 206));
+  CHECK(!s3rdma_reply_ok(0, 0, 204) && !s3rdma_reply_ok(0, 0, 501) &&
+        !s3rdma_reply_ok(1, 0, 501) && !s3rdma_reply_ok(0, 0, 0));
+}
+
 int main(void)
 {
+  test_cuobj_desc();
+  test_reply_ok();
   test_token();
   test_wire();
   test_prom();

@@ -76,15 +76,19 @@ enum s3rdma_status s3rdma_single_transfer(struct s3_conn *c,
     s3_resp_free(&r);
     return o->status = S3RDMA_FAILED;
   }
+  /* x-amz-rdma-bytes-transferred absent: the whole length moved (an
+   * older AIStor; minio-cpp rdmaGet does the same) */
+  o->bytes_reported = q->size;
   if(s3_resp_header(&r, S3RDMA_H_BYTES, v, sizeof(v)) >= 0 &&
-     !s3rdma_parse_dec(v, &n64))
+     s3rdma_parse_dec(v, &n64))
+    o->bytes_reported = 0;
+  else if(s3_resp_header(&r, S3RDMA_H_BYTES, v, sizeof(v)) >= 0)
     o->bytes_reported = n64;
   (void)s3_resp_header(&r, "etag", o->etag, sizeof(o->etag));
-  if(q->put && !o->rdma_reply && o->etag[0] && r.status == 200) {
+  if(q->put && !o->rdma_reply && o->etag[0] && r.status == 200)
     o->rdma_reply = 200;         /* the plain-200-with-ETag PUT form */
-    o->bytes_reported = q->size;
-  }
-  o->reply_ok = (o->rdma_reply == 200 || o->rdma_reply == 206) &&
+  o->reply_ok = s3rdma_reply_ok(q->put, q->ranged || q->part > 0,
+                                o->rdma_reply) &&
                 o->bytes_reported == q->size && r.bytes_in == 0;
   s3_resp_free(&r);
   o->step = "done";

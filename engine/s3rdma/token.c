@@ -60,7 +60,7 @@ int s3rdma_token_decode(const char *hex, size_t n, struct s3rdma_token *t,
     }
     b[i] = (uint8_t)(hi << 4 | lo);
   }
-  if(b[0] != S3RDMA_TRANSPORT_DC && b[0] != S3RDMA_TRANSPORT_RC) {
+  if(b[0] != S3RDMA_TRANSPORT_RC) {
     *why = "transport";
     return -1;
   }
@@ -74,11 +74,4 @@ int s3rdma_token_decode(const char *hex, size_t n, struct s3rdma_token *t,
   t->port = b[41];
   t->lid = (uint16_t)get_le(b + 42, 2);
   return 0;
-}
-
-int s3rdma_token_is_rc(const char *s, size_t n)
-{
-  struct s3rdma_token t;
-  return !s3rdma_token_decode(s, n, &t, NULL) &&
-         t.transport == S3RDMA_TRANSPORT_RC;
 }

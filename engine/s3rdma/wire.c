@@ -80,6 +80,13 @@ int s3rdma_reply_parse(const char *v, int *code, char token[89])
   return 0;
 }
 
+int s3rdma_reply_ok(int put, int partial, int code)
+{
+  if(code == 200 || (code == 206 && (!put || partial)))
+    return 1;
+  return put && code == 204;
+}
+
 /* Percent-decode n bytes of in into out (cap); -1 on bad escape/room. */
 static int pct_decode(const char *in, size_t n, char *out, size_t cap)
 {

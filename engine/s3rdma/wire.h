@@ -55,6 +55,17 @@ int s3rdma_parse_dec(const char *s, uint64_t *v);
  */
 int s3rdma_reply_parse(const char *v, int *code, char token[89]);
 
+/*
+ * Whether an x-amz-rdma-reply code means the bytes moved: GET 200 or 206;
+ * PUT / UploadPart 200 or 204, and 206 for a part (partial = a range or
+ * a part).  Sources: minio/minio-cpp @769130e include/miniocpp/rdma.h
+ * (kRDMAReplySuccess/NoContent/PartialContent, rdmaPut accepts 200|204,
+ * rdmaGet 200|206); ROCm/hipObject @7bcffd0 src/rdma/v2-client.cpp
+ * (READY's final reply: 200, or 204 for a PUT).  501 is a decline, never
+ * success.
+ */
+int s3rdma_reply_ok(int put, int partial, int code);
+
 /* A PREPARE target "/bucket/key[?partNumber=N[&uploadId=ID]]", split. */
 struct s3rdma_target {
   char bucket[64];

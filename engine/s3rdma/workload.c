@@ -34,6 +34,7 @@ struct shared {
   const struct s3rdma_run_opts *o;
   struct verbs_dev *dev;               /* RC mode */
   atomic_int next;
+  atomic_int bound;                    /* workers with a CUDA context */
   int tasks;                           /* requests, or uploads x parts */
   int nparts;
   uint64_t deadline_ns;
@@ -72,6 +73,19 @@ static void note_error(struct shared *sh, const char *fmt, ...)
     vsnprintf(sh->res->first_error, sizeof(sh->res->first_error), fmt, ap);
     va_end(ap);
   }
+  pthread_mutex_unlock(&sh->lock);
+}
+
+/* Keep the first cuObject descriptor's decoded fields for the result. */
+static void note_token(struct shared *sh, const char *desc)
+{
+  struct s3rdma_cuobj_desc d;
+  char why[120];
+  pthread_mutex_lock(&sh->lock);
+  if(!sh->res->token_decoded[0] &&
+     !s3rdma_cuobj_desc_parse(desc, strlen(desc), &d, why, sizeof(why)))
+    s3rdma_cuobj_desc_describe(&d, sh->res->token_decoded,
+                               sizeof(sh->res->token_decoded));
   pthread_mutex_unlock(&sh->lock);
 }
 
@@ -199,17 +213,29 @@ static void one_task(struct worker *w, int t)
       .put = put, .bucket = o->bucket, .key = key, .part = part,
       .upload_id = upload_id, .size = len, .offset = off, .ranged = ranged
     };
-    char why[300], *tok;
+    char why[300], *tok, form[S3RDMA_CUOBJ_DESC_LEN + 40];
+    void *bp = w->gpu ? w->gpu : w->mem;
     memset(&oc, 0, sizeof(oc));
-    tok = s3rdma_cuobj_token(w->cuobj, w->gpu ? w->gpu : w->mem, w->cap, 0,
-                                   (size_t)len, put, why, sizeof(why));
+    tok = s3rdma_cuobj_token(w->cuobj, bp, w->cap, 0, (size_t)len, put,
+                             why, sizeof(why));
+    /* the descriptor's form is checked before it is sent */
+    if(tok && s3rdma_cuobj_token_form(tok, o->contract,
+                                      (uint64_t)(uintptr_t)bp, len, form,
+                                      sizeof(form), why, sizeof(why))) {
+      free(tok);
+      tok = NULL;
+      snprintf(why + strlen(why), sizeof(why) - strlen(why),
+               " (cuMemObjGetRDMAToken gave no 81-char descriptor)");
+    }
+    if(tok)
+      note_token(sh, tok);
     if(!tok) {
       oc.status = S3RDMA_FAILED;
       oc.step = "token";
       snprintf(oc.error, sizeof(oc.error), "%s", why);
     }
     else {
-      q.token = tok;
+      q.token = form;
       s3rdma_single_transfer(w->conn, &q, &oc);
       free(tok);
       /* witness 2 for a GET is the byte check below; for a PUT the
@@ -309,6 +335,15 @@ static void *worker_main(void *arg)
 {
   struct worker *w = arg;
   struct shared *sh = w->sh;
+  char err[300];
+  /* a current CUDA context in every worker thread, before the first
+   * copy or cuObject registration (cuda_bind) */
+  if(w->gpu && cuda_bind(sh->o->gpu_device, err, sizeof(err))) {
+    note_error(sh, "CUDA context for worker thread: %s", err);
+    return NULL;
+  }
+  if(w->gpu)
+    atomic_fetch_add(&sh->bound, 1);
   for(;;) {
     int t = atomic_fetch_add(&sh->next, 1);
     if(t >= sh->tasks || strata_stop_flag ||
@@ -372,8 +407,12 @@ static int worker_open(struct worker *w, char *err, size_t cap)
       return -1;
     }
     w->rc_open = 1;
+    s3rdma_rc_host_no_port(&w->rc, o->ctrl_cfg->endpoint,
+                           !o->ctrl_host_port);
     if(o->landing_grace_s > 0)
       w->rc.landing_grace_ns = (uint64_t)(o->landing_grace_s * 1e9);
+    if(o->put_grace_s >= 0)
+      w->rc.put_grace_ns = (uint64_t)(o->put_grace_s * 1e9);
   }
   else if(!w->mem &&
           !(w->mem = aligned_alloc(4096, (w->cap + 4095) & ~(size_t)4095))) {
@@ -577,6 +616,7 @@ int s3rdma_run(const struct s3rdma_run_opts *o,
     (void)stats_merge(&res->lat_ms, &w[i].lat);
   }
   res->requests = (uint64_t)sh.tasks;
+  res->cuda_threads_bound = sh.bound;
   if(o->op == S3RDMA_OP_MULTIPART && res->failed == 0 &&
      res->declined == res->fallback_requests &&
      mp_step(&sh, w[0].conn, 1))

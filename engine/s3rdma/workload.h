@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "cuobj_desc.h"
 #include "s3.h"
 #include "stats.h"
 
@@ -41,11 +42,16 @@ struct s3rdma_run_opts {
   int http_fallback;                  /* retry a DECLINED request over
                                          HTTP, counted apart */
   double landing_grace_s;             /* wait for the IMM after READY */
+  double put_grace_s;                 /* RC PUT: READY out -> WRITE; < 0:
+                                         S3RDMA_PUT_GRACE_NS */
   int gpu_memory;                     /* transfers land in / leave from
                                          CUDA device memory (RDMA: a
                                          dma-buf MR; HTTP: a copy through
                                          host memory, timed) */
   int gpu_device;                     /* CUDA device index */
+  enum s3rdma_token_contract contract;  /* cuObject: token form */
+  int ctrl_host_port;                 /* RC control path: sign host:port
+                                         (else host only, the default) */
   double timeout_s;                   /* whole run; 0 = none */
 };
 
@@ -67,6 +73,10 @@ struct s3rdma_run_result {
   char setup_error[400];              /* the run could not start */
   int setup_skip;                     /* setup_error is a SKIP reason */
   uint64_t gpu_copy_errors;           /* staging copies that failed */
+  int cuda_threads_bound;             /* workers that had a current CUDA
+                                         context (memory "cuda") */
+  char token_decoded[160];            /* cuObject: the first descriptor's
+                                         fields (no secret in them) */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "strata.h"
+#include "dc.h"
 #include "run.h"
 #include "serve.h"
 
@@ -371,7 +372,24 @@ static int l_buffer_bytes(lua_State *L)
   return 1;
 }
 
+/*
+ * verbs.dc_probe([device]) -> {dc = bool, why}: the DC transport
+ * (cuObject's CUOBJ_PROTO_RDMA_DC_V1 needs it; dc.h).  No device: SKIP.
+ */
+static int l_dc_probe(lua_State *L)
+{
+  char why[300];
+  int rc = verbs_dc_probe(luaL_optstring(L, 1, NULL), why, sizeof(why));
+  if(rc < 0)
+    return strata_skip(L, "%s", why);
+  lua_createtable(L, 0, 2);
+  strata_set_bool(L, "dc", rc == 1);
+  strata_set_str(L, "why", why);
+  return 1;
+}
+
 static const luaL_Reg verbs_funcs[] = {
+  {"dc_probe", l_dc_probe},
   {"buffer_bytes", l_buffer_bytes},
   {"devices", verbs_l_devices},
   {"inventory", verbs_l_inventory},

@@ -3,7 +3,8 @@
 -- { summary = "...", usage = "...", main = function(args) -> exit code }.
 local M = {}
 
-local COMMANDS = { "run", "list", "check", "report", "serve", "lab", "lua" }
+local COMMANDS = { "run", "list", "check", "report", "diff", "serve", "lab",
+                   "lua" }
 
 local function usage_text()
   local lines = {

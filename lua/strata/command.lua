@@ -12,7 +12,7 @@ M.RUN_OPTIONS = {
   ["--thresholds"] = "thresholds", ["--set"] = { "set", many = true },
   ["--profile"] = "profile", ["--lab"] = { "lab", flag = true },
   ["--only"] = { "only", many = true }, ["--json"] = "json",
-  ["--junit"] = "junit",
+  ["--junit"] = "junit", ["--baseline"] = "baseline",
   ["-v"] = { "verbose", flag = true },
   ["--verbose"] = { "verbose", flag = true },
   ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true },

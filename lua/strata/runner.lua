@@ -10,6 +10,7 @@ local cjson = require "cjson"
 local spec = require "strata.spec"
 local thresholds = require "strata.thresholds"
 local verdict = require "strata.verdict"
+local compare = require "strata.compare"
 
 local M = {}
 
@@ -116,6 +117,34 @@ local function error_handler(e)
   return { error = msg, traceback = debug.traceback(nil, 2) }
 end
 
+-- t.table's chart: x and y are column numbers of that table (1-based); a
+-- wrong one is the spec's error, raised at its line (not a silent note in
+-- the workbook).
+local CHART_KEYS = { x = true, y = true, title = true, x_title = true,
+                     y_title = true, y_min = true }
+local function check_chart(name, columns, chart)
+  local function bad(fmt, ...)
+    error(("t.table '%s': chart: " .. fmt):format(tostring(name), ...), 0)
+  end
+  if type(chart) ~= "table" then bad("must be a table { x = n, y = { n } }") end
+  for k in pairs(chart) do
+    if not CHART_KEYS[k] then bad("unknown key '%s'", tostring(k)) end
+  end
+  local n = type(columns) == "table" and #columns or 0
+  local function col(v, what)
+    if math.type(v) ~= "integer" or v < 1 or v > n then
+      bad("%s = %s is not a column number 1..%d", what, tostring(v), n)
+    end
+  end
+  col(chart.x, "x")
+  local ys = type(chart.y) == "table" and chart.y or { chart.y }
+  if #ys == 0 then bad("y names no column") end
+  for _, y in ipairs(ys) do col(y, "y") end
+  if chart.y_min ~= nil and chart.y_min ~= false and type(chart.y_min) ~= "number" then
+    bad("y_min must be a number or false (auto)")
+  end
+end
+
 -- Runs in the child: the spec's run(t) with counters around it.
 local function run_cell(t, cell, env)
   local out = { tables = {}, notes = {} }
@@ -127,6 +156,7 @@ local function run_cell(t, cell, env)
     end,
     note = function(text) out.notes[#out.notes + 1] = tostring(text) end,
     table = function(name, columns, rows, chart)
+      if chart ~= nil then check_chart(name, columns, chart) end
       out.tables[#out.tables + 1] = { name = name, columns = columns,
                                       rows = rows, chart = chart }
     end,
@@ -201,8 +231,9 @@ local function outcome_of(st, payload, t)
   return { kind = "error", why = tostring(payload) }, {}
 end
 
--- A plain progress line for logs (no terminal) at most this often.
-local PLAIN_EVERY = 30
+-- A plain progress line for logs (no terminal) this often, in seconds
+-- (STRATA_PROGRESS_EVERY changes it: tests, impatient logs).
+local PLAIN_EVERY = tonumber(os.getenv("STRATA_PROGRESS_EVERY") or "") or 30
 
 -- Run the plan.  opts: site, criteria (resolved list), journal (with
 -- :write(rec)), progress (bool: stderr is a terminal).  Returns the
@@ -303,7 +334,9 @@ function M.run(order, opts)
       if o.kind == "ok" then
         rec.checks = thresholds.judge(crit_by_id[t.id] or {}, {
           site = opts.site, metrics = rec.metrics or {}, cell = cell,
-          lookup = lookup })
+          lookup = lookup, baseline = opts.baseline and function()
+            return compare.lookup(opts.baseline, t.id, t.params, cell)
+          end })
       end
       if o.kind == "stopped" then interrupted = true end
       record(rec)

@@ -194,12 +194,18 @@ local function validate(def, where)
     end
   end
   check_criteria(where, id, def.criteria or {})
+  local units = {}
+  for metric, u in pairs(def.units or {}) do
+    local cu, why = require("strata.units").canon(u)
+    if not cu then M.error(where, "test %s: units.%s: %s", id, tostring(metric), why) end
+    units[metric] = cu
+  end
   local t = {
     id = id, layer = def.layer, title = def.title,
     description = def.description, needs = def.needs or {},
     tags = def.tags or {}, timeout = def.timeout or 60,
     sample = def.sample, headline = def.headline,
-    criteria = def.criteria or {}, units = def.units or {}, run = def.run,
+    criteria = def.criteria or {}, units = units, run = def.run,
     where = where, file = where:match("^(.*):%d+$"),
   }
   t.criteria_where = criteria_where(t.file,

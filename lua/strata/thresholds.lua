@@ -6,7 +6,8 @@
 -- `--set ID.metric.op=VALUE` (source: "--set ...").  A limit is a number,
 -- a literal, a list (for `in`), or an expression `[factor *] ref` where
 -- ref is `site.<path>`, `<TESTID>.<metric>` (the same matrix cell of that
--- test) or `<metric>` (a metric of the same result).
+-- test), `baseline.<metric>` (the same test and cell in the run given with
+-- --baseline) or `<metric>` (a metric of the same result).
 local yaml = require "strata.yaml"
 local spec = require "strata.spec"
 local common = require "strata.report.common"
@@ -98,6 +99,10 @@ local function parse_limit(v, by_id)
     local site_path = ref:match("^site%.(.+)$")
     if site_path then
       return { kind = "ref", factor = factor, site = site_path, ref = ref }
+    end
+    local base_metric = ref:match("^baseline%.(.+)$")
+    if base_metric then
+      return { kind = "ref", factor = factor, baseline = base_metric, ref = ref }
     end
     local tid, metric = ref:match("^([^.]+)%.(.+)$")
     if tid and by_id[tid] then
@@ -198,6 +203,16 @@ local function eval_limit(l, ctx)
     v = site_get(ctx.site, l.site)
     if v == nil then
       return nil, ("site.%s is not set in the site file"):format(l.site)
+    end
+  elseif l.baseline then
+    if not ctx.baseline then
+      return nil, ("%s needs a baseline: strata run --baseline FILE.jsonl"):format(l.ref)
+    end
+    local m, why = ctx.baseline()
+    if not m then return nil, why end
+    v = m[l.baseline]
+    if v == nil then
+      return nil, ("the baseline did not report %s"):format(l.baseline)
     end
   elseif l.test then
     local m, why = ctx.lookup(l.test, ctx.cell)

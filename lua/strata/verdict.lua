@@ -133,7 +133,7 @@ local function headline(metric, units, cells, crits)
     end
   end
   if best == nil then return nil end
-  local unit = units and units[metric]
+  local unit = require("strata.units").of(units, metric)
   local text = metric .. " = " .. fmt(best) .. (unit and (" " .. unit) or "")
   if n > 1 then
     text = text .. (" (%s of %d cells)"):format(op == "min" and "lowest"
@@ -345,6 +345,36 @@ function M.counts(tests)
   return c
 end
 
+-- The folders criteria sources are shown relative to: the plan's, and the
+-- folder holding every spec file the run loaded (journals without a plan).
+local function spec_roots(files, given)
+  local roots = {}
+  for _, r in ipairs(given or {}) do roots[#roots + 1] = r end
+  local common
+  for _, f in ipairs(files or {}) do
+    if f.role == "spec" and f.path then
+      local dir = tostring(f.path):match("^(.*)/[^/]*$") or "."
+      if not common then
+        common = dir
+      else
+        while common ~= "" and dir ~= common
+              and dir:sub(1, #common + 1) ~= common .. "/" do
+          common = common:match("^(.*)/[^/]*$") or ""
+        end
+      end
+    end
+  end
+  if common and common ~= "" and common ~= "." then
+    roots[#roots + 1] = common
+  end
+  -- and the thresholds file's folder (specs/ when the run loaded specs/gpu)
+  for _, f in ipairs(files or {}) do
+    local dir = f.role == "thresholds" and tostring(f.path):match("^(.*)/[^/]*$")
+    if dir then roots[#roots + 1] = dir end
+  end
+  return roots
+end
+
 -- The run model (docs/internals.md) from journal records.
 function M.build(records)
   local m = { run = {}, inventory = {}, criteria = {}, results = {},
@@ -359,6 +389,9 @@ function M.build(records)
       m.criteria = r.criteria or {}
     elseif r.type == "plan" then
       plan = r
+    elseif r.type == "baseline" then
+      m.baseline = { path = r.path, host = r.host, started = r.started,
+                     verdict = r.verdict, results = r.results or {} }
     elseif r.type == "result" then
       r.status, r.reason = M.cell(r)
       m.results[#m.results + 1] = r
@@ -388,14 +421,26 @@ function M.build(records)
         units = r.units or {}, source = r.source }
     end
   end
+  local base_by
+  if m.baseline then
+    m.baseline.index = require("strata.compare").index(m.baseline.results)
+    base_by = M.by_test(m.baseline.results)
+  end
   for _, info in ipairs(order) do
-    m.tests[#m.tests + 1] = M.test(info, by_res[info.id] or {},
-                                   crit_by[info.id] or {}, ended)
+    local t = M.test(info, by_res[info.id] or {}, crit_by[info.id] or {}, ended)
+    if base_by and t.headline_metric then
+      -- the baseline's figure by the same rule (worst cell)
+      local _, bv = headline(t.headline_metric, info.units,
+                             base_by[info.id] or {}, crit_by[info.id] or {})
+      t.baseline_value = bv
+      t.vs_baseline = require("strata.compare").pct(bv, t.headline_value)
+    end
+    m.tests[#m.tests + 1] = t
   end
   m.counts = M.counts(m.tests)
   m.verdict, m.message, m.lowest_failed, m.missing =
     M.headline(m.tests, plan and plan.expect, m.run.interrupted)
-  m.spec_root = plan and plan.spec_root or nil
+  m.spec_roots = spec_roots(m.run.files, plan and plan.spec_root)
   return m
 end
 

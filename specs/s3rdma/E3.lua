@@ -17,6 +17,7 @@ end
 
 test {
   id = "E3", layer = "s3rdma", title = "S3 over RDMA into host memory",
+  needs = { "E3P" },
   description = "PUT, GET and ranged GET over hipobj-rc-v2 (RC) with "
              .. "x-amz-rdma-token, proven by reply, landed bytes and "
              .. "server counters (T2: RDMA + host memory).",

@@ -11,7 +11,7 @@ local MiB, GiB = 1048576, 1073741824
 
 test {
   id = "E4", layer = "s3rdma", title = "S3 over RDMA into GPU memory",
-  needs = { "E3" },
+  needs = { "E3", "E4P" },
   tags = { "s3rdma", "rdma", "gpu", "T4" }, timeout = 900,
   matrix = {
     size = { 64 * MiB, 256 * MiB, 1 * GiB },

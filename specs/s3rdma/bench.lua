@@ -12,6 +12,7 @@ local MiB, GiB = 1048576, 1073741824
 local function row(id, title, size, conc, memory, tags)
   test {
     id = id, layer = "s3rdma", title = title, tags = tags, timeout = 900,
+    needs = { memory == "cuda" and "E4P" or "E3P" },
     headline = "get.gbps", units = lib.UNITS,
     criteria = lib.criteria { "put.", "get." },
     run = function(t) return lib.put_then_get(t, size, conc, memory) end,
@@ -33,7 +34,7 @@ row("B09", "GPU RDMA, 1 GiB objects, 256 streams", GiB, 256, "cuda",
 
 -- One-direction rows: objects for B11 are written over HTTP first.
 test {
-  id = "B11", layer = "s3rdma", title = "S3 RDMA GET, 256 MiB x 64",
+  id = "B11", layer = "s3rdma", needs = { "E3P" }, title = "S3 RDMA GET, 256 MiB x 64",
   tags = { "s3rdma", "rdma", "bench" }, timeout = 900,
   headline = "get.gbps", units = lib.UNITS,
   criteria = lib.criteria { "get." },
@@ -54,7 +55,7 @@ test {
 }
 
 test {
-  id = "B13", layer = "s3rdma", title = "S3 RDMA PUT, 256 MiB x 64",
+  id = "B13", layer = "s3rdma", needs = { "E3P" }, title = "S3 RDMA PUT, 256 MiB x 64",
   tags = { "s3rdma", "rdma", "bench" }, timeout = 900,
   headline = "put.gbps", units = lib.UNITS,
   criteria = lib.criteria { "put." },
@@ -70,7 +71,7 @@ test {
 }
 
 test {
-  id = "B15", layer = "s3rdma", title = "Multipart RDMA, 4 GiB objects",
+  id = "B15", layer = "s3rdma", needs = { "E3P" }, title = "Multipart RDMA, 4 GiB objects",
   description = "4 GiB uploads whose parts go by RDMA UploadPart "
              .. "(hipobj-rc-v2 target ?partNumber=N&uploadId=ID), created "
              .. "and completed over HTTP, read back byte for byte.",

@@ -79,7 +79,7 @@ do
   local s = counters.start { interval = 0.05, sources = { "rdma" },
                              root = h.fixtures .. "/rdma-node" }
   local r = s:stop()
-  check(r.deltas["rdma.rxe0.1.rnr_nak_retry_err"] == 0, "rdma counter present")
+  check(r.deltas["rdma.rxe0.1.retry_rnr_exceeded_err"] == 0, "rdma counter present")
   local live = counters.snapshot { sources = { "rdma" } }
   check(next(live) == nil or next(live):match("^rdma%."), "live rdma")
 end

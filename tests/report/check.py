@@ -42,12 +42,15 @@ S1_NAME = 'S1 S3 GET throughput <warp>'
 check(wb.sheetnames == ["Summary", "R1 RDMA device up",
                         "R2 Host RDMA write bandwidth",
                         "R3 Host RDMA latency", S1_NAME, "Metrics",
-                        "Counters", "Thresholds", "Inventory", "Run"],
+                        "Counters", "Counter charts", "Counter series",
+                        "Thresholds", "Inventory", "Run"],
       "sheet names: %r" % wb.sheetnames)
 for name in wb.sheetnames:
     check(len(name) <= 31 and not any(ch in name for ch in "[]:*?/\\"),
           "valid sheet name %r" % name)
 
+for ws in wb.worksheets:
+    check(ws.freeze_panes is not None, "%s freezes its header" % ws.title)
 s = wb["Summary"]
 check(s["A1"].value == "strata validation report", "title")
 check(s["A4"].value == "FAIL" and rgb(s["A4"]) == "C00000",
@@ -116,7 +119,7 @@ check(s.cell(rows["R2"], 7).alignment.wrap_text, "criterion wraps")
 
 # R2: the matrix sheet
 r2 = wb["R2 Host RDMA write bandwidth"]
-h = find(r2, "bw_gbps (Gb/s)")
+h = find(r2, "bw_gbps (Gbit/s)")
 check(h is not None, "R2 metric header with unit")
 col = h.column
 vals = [r2.cell(h.row + i, col).value for i in range(1, 9)]
@@ -192,20 +195,33 @@ check(r2small.get("iterations") is None and r2small.get("bw_gbps") == "FAIL",
       "a failed cell's other metrics are not marked: %r" % r2small)
 
 cn = wb["Counters"]
-check(len(cn._charts) == 2, "Counters: one chart per sampled test")
-nser = sorted(len(c.series) for c in cn._charts)
+cc = wb["Counter charts"]
+cs = wb["Counter series"]
+check(len(cc._charts) == 2, "Counter charts: one chart per sampled test")
+nser = sorted(len(c.series) for c in cc._charts)
 check(nser == [2, 8], "charted series: R1 2, R2 capped at 8: %r" % nser)
-d = find(cn, "Delta")
-check(d is not None, "Counters delta table")
-deltas = [(cn.cell(r, 1).value, cn.cell(r, 3).value, cn.cell(r, 4).value)
-          for r in range(d.row + 1, d.row + 6)]
-check(deltas[0] == ("R1", "rdma.mlx5_0.1.link_downed", 0),
-      "first delta %r" % (deltas[0],))
-check(("R2", "rdma.mlx5_0.1.port_xmit_data", 5120000) in deltas,
-      "R2 xmit delta %r" % deltas)
-ser = find(cn, "rdma.mlx5_0.1.link_downed", col=3)
+refs = {s.val.numRef.f.split("!")[0] if s.val else
+        s.yVal.numRef.f.split("!")[0] for c in cc._charts for s in c.series}
+check(refs == {"'Counter series'"}, "charts read the data sheet: %r" % refs)
+check(cs.sheet_state == "hidden", "the data sheet is hidden (not printed)")
+# the delta pivot: one row per series, one column per test
+hdr = [c.value for c in cn[4]]
+check(hdr[:3] == ["Counter", "R1", "R2"], "Counters pivot header %r" % hdr)
+piv = {r[0]: r[1:3] for r in cn.iter_rows(min_row=5, values_only=True)}
+check(piv.get("rdma.mlx5_0.1.link_downed") == (0, None),
+      "R1 link_downed delta %r" % (piv.get("rdma.mlx5_0.1.link_downed"),))
+# R2: the 8 cells' deltas summed (size * 5000 / 4 each, qps 1 and 4)
+want = sum(sz * 5000 // 4 * 2 for sz in (4096, 65536, 1048576, 8388608))
+check(piv.get("rdma.mlx5_0.1.port_xmit_data") == (None, want),
+      "R2 xmit delta %r" % (piv.get("rdma.mlx5_0.1.port_xmit_data"),))
+check(cn.freeze_panes == "B5", "Counters frozen: %r" % cn.freeze_panes)
+check(cn.print_title_rows in ("4:4", "$4:$4"), "Counters header repeats: %r"
+      % cn.print_title_rows)
+check(cn.page_setup.orientation == "landscape" and
+      cn.sheet_properties.pageSetUpPr.fitToPage, "Counters printable")
+ser = find(cs, "rdma.mlx5_0.1.link_downed", col=3)
 check(ser is not None, "R1 series table column")
-hdr = [c.value for c in cn[find(cn, "t (s)").row]]
+hdr = [c.value for c in cs[find(cs, "t (s)").row]]
 check(len([x for x in hdr if x and x.startswith(("cpu.", "rdma.", "net."))])
       in (2, 11), "series columns")
 
@@ -259,13 +275,13 @@ for name in ("book.xlsx", "evil.xlsx", "empty.xlsx", "odd.xlsx"):
 odd = openpyxl.load_workbook(OUT + "/odd.xlsx")
 x1 = [n for n in odd.sheetnames if n.startswith("X1")]
 check(x1 and len(odd[x1[0]]._charts) == 1 and
-      type(odd[x1[0]]._charts[0]).__name__ == "LineChart",
-      "string parameter -> line chart over categories")
+      type(odd[x1[0]]._charts[0]).__name__ == "BarChart",
+      "string parameter -> column chart over categories")
 check(find(odd[x1[0]], "Chart not drawn: its x/y column numbers do not match "
            "the table's columns.") is not None, "bad chart spec noted")
 check(odd["Summary"]["D4"].value == "The run was interrupted: results are "
       "incomplete.", "interrupted run: %r" % odd["Summary"]["D4"].value)
-oc = odd["Counters"]
+oc = odd["Counter series"]
 note = find(oc, "One sample in 3 shown (12001 in all); run.json has them all.")
 check(note is not None, "long series thinned, with a note")
 tcol = find(oc, "t (s)")

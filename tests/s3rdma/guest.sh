@@ -38,7 +38,16 @@ sleep 0.5
   --thresholds tests/s3rdma/thresholds-guest.yaml -o "$OUT/specs.xlsx"
 src=$?
 echo "strata run exited $src"
+# cuObject on rxe: no DC transport -> E3P FAILs there, E3 BLOCKED
+"$B/strata" run specs/s3rdma --only E3 \
+  --site tests/s3rdma/site-guest-cuobj.yaml -o "$OUT/cuobj.xlsx" \
+  > "$OUT/cuobj.out" 2>&1
+cat "$OUT/cuobj.out"
 kill $SRV 2>/dev/null
+grep -q 'E3P .*FAIL .*dc_transport.*rxe0' "$OUT/cuobj.out" &&
+  grep -q 'E3 .*BLOCKED .*needs E3P' "$OUT/cuobj.out" &&
+  grep -q 'lowest failed rung: s3rdma (E3P FAIL)' "$OUT/cuobj.out" ||
+  { echo "FAIL cuObject on rxe: not stopped by the DC preflight"; rc=1; }
 "$B/strata" lua "$STRATA_RXE_SRC/tests/s3rdma/check_specs.lua" \
   "$OUT/specs.jsonl" || rc=1
 exit $rc

@@ -10,6 +10,7 @@
 -- Any failed expectation raises: exit status non-zero.
 local s3 = require "strata.s3"
 local r = require "strata.s3rdma"
+local nic = require "strata.lib.s3nic"
 
 local ep = assert(arg[1], "usage: roundtrip.lua ENDPOINT BUILD OUT")
 local metrics = ep .. "/minio/metrics/v3/api/rdma"
@@ -48,9 +49,12 @@ local function rdma(w)
   w.mode = "rc"
   w.landing_grace = w.landing_grace or 1
   local c0 = r.counters { url = metrics }
+  local n0 = nic.read("rxe0", 1, nil)
   local res = r.run(w)
+  local n1 = nic.read("rxe0", 1, nil)
   local c1 = r.counters { url = metrics }
-  local p = r.prove(res, c0, c1)
+  local p = r.prove(res, c0, c1, { nic = nic.judge("rxe", n0, n1,
+                                                   res.bytes or 0, 4096) })
   show(res)
   print("     verdict: " .. p.verdict .. (p.reason ~= "" and (" - " .. p.reason) or ""))
   return res, p
@@ -74,7 +78,17 @@ local g, p = rdma { op = "get", prefix = "g", size = MiB, objects = 2,
 check(g.ok == 4 and g.verified == 4 and g.verify_errors == 0,
       "RDMA GET 4 x 1 MiB, every byte checked")
 check(p.verdict == "PROVEN", "GET proven by reply, bytes and counters")
-check(p.delta_write == 4 * MiB, "write counter grew by 4 MiB")
+check(p.nic == "agree", "fourth witness, rxe0 packet counters: " .. p.nic_why)
+check(p.delta_read == 4 * MiB and p.delta_write == 0,
+      "GET moved minio_api_rdma_read_bytes_total by 4 MiB, write by 0 "
+      .. "(AIStor's direction)")
+
+-- the control path signed with host:port instead of host (both forms
+-- are what the server received, so both verify)
+g, p = rdma { op = "get", prefix = "g", size = MiB, objects = 1,
+              requests = 1, control_host_port = true }
+check(g.ok == 1 and p.verdict == "PROVEN",
+      "control path with host:port signed and sent: proven")
 
 local rg
 rg, p = rdma { op = "get", prefix = "g", size = MiB, objects = 1,
@@ -87,8 +101,9 @@ pu, p = rdma { op = "put", prefix = "p", size = MiB + 17, objects = 2,
                requests = 2, concurrency = 2, readback = true }
 check(pu.ok == 2 and pu.readback_ok == 2,
       "RDMA PUT 2 objects, read back over TCP byte-identical")
-check(p.verdict == "PROVEN" and p.delta_read == 2 * (MiB + 17),
-      "PUT proven, read counter grew by the bytes")
+check(p.verdict == "PROVEN" and p.delta_write == 2 * (MiB + 17) and
+      p.delta_read == 0,
+      "PUT proven, minio_api_rdma_write_bytes_total grew by the bytes")
 
 local mp
 mp, p = rdma { op = "multipart", prefix = "m", size = 3 * MiB + 5,
@@ -96,6 +111,41 @@ mp, p = rdma { op = "multipart", prefix = "m", size = 3 * MiB + 5,
 check(mp.ok == 4 and mp.readback_ok == 1,
       "multipart: 4 parts by RDMA UploadPart, completed, read back")
 check(p.verdict == "PROVEN", "multipart proven")
+
+-- A PUT answered 204 without x-amz-rdma-bytes-transferred (allowed:
+-- the whole size moved), and a GET without that header: still proven.
+fault("terse")
+pu, p = rdma { op = "put", prefix = "t", size = MiB, objects = 1,
+               requests = 1, readback = true }
+check(pu.ok == 1 and p.verdict == "PROVEN",
+      "PUT answered 204, no bytes-transferred header: proven")
+pu, p = rdma { op = "get", prefix = "t", size = MiB, objects = 1,
+               requests = 1 }
+check(pu.ok == 1 and p.verdict == "PROVEN",
+      "GET without bytes-transferred header: proven")
+
+-- A slow peer: the server connects its QP 1.5 s after READY arrived.  A
+-- client that posted its WRITE before READY (RC retries give up after
+-- about 0.5 s) fails; strata posts only after READY is out + put_grace.
+-- Measured here: a WRITE posted before the peer connected costs ~20
+-- completer_retry_err in that 1.5 s (put_grace 0 reproduces it); one
+-- posted after READY + grace, none.
+local verbs = require "strata.verbs"
+local function retries() return verbs.counters { device = "rxe0" }.completer_retry_err end
+fault("none&connect_delay_ms=1500")
+local r0 = retries()
+pu, p = rdma { op = "put", prefix = "slow", size = 65536, objects = 1,
+               requests = 1, readback = true, put_grace = 2.5 }
+local r1 = retries()
+check(pu.ok == 1 and p.verdict == "PROVEN" and r1 - r0 < 5,
+      "PUT to a server that connects 1.5 s after READY: proven, WRITE posted "
+      .. "after it (completer_retry_err +" .. (r1 - r0) .. ")")
+pu, p = rdma { op = "put", prefix = "early", size = 65536, objects = 1,
+               requests = 1, readback = true, put_grace = 0 }
+local r2 = retries()
+check(r2 - r1 >= 5, "control: a WRITE before the peer connected lives on "
+      .. "RC retries (completer_retry_err +" .. (r2 - r1) .. ")")
+fault("none&connect_delay_ms=0")
 
 -- The counters through the Prometheus query API agree with the scrape.
 local ca = r.counters { url = metrics }
@@ -115,6 +165,23 @@ local o = r.single { client = cl, bucket = B, key = "g0", size = 16,
 check(o.status == "declined" and o.http == 501 and
       o.error:find("unsupported", 1, true),
       "x-amz-rdma-token on GET: 501, protocol status unsupported")
+
+-- The cuObject forms (AIStor's one-round-trip contract): a bare 81-char
+-- descriptor is declined here (no DC transport on rxe); one with the old
+-- ":<addr>:<size>" suffix gets AIStor's 500 "unexpected suffix".
+local desc = string.format("%016x:%08x:%08x:%04x:%06x:%d:%016x%016x",
+                           0x7f0000001000, 16, 0x1234, 1, 0xabc, 1, 0,
+                           0xffff0a000001)
+local dd = r.cuobj_desc(desc)
+check(dd.size == 16 and dd.qp == 0xabc and dd.gid_present,
+      "81-char descriptor decodes: " .. dd.text)
+o = r.single { client = cl, bucket = B, key = "g0", size = 16, token = desc }
+check(o.status == "declined" and o.http == 501, "81-char descriptor: 501")
+local old = r.cuobj_desc(desc, { contract = "suffix", buf = 0x7f0000001000,
+                                 size = 16 }).token
+o = r.single { client = cl, bucket = B, key = "g0", size = 16, token = old }
+check(#old == 115 and o.status == "failed" and o.http == 500,
+      "115-char (pre-2026-08-07) token: 500 as current AIStor answers")
 
 -- 3. Faults.
 fault("decline")

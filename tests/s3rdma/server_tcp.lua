@@ -48,6 +48,45 @@ check(x.status == 501 and
       "PREPARE without x-amz-rdma-protocol: 501 unsupported")
 local c = r.counters { url = ep .. "/minio/metrics/v3/api/rdma" }
 check(c.read_bytes == 0 and c.write_bytes == 0, "AIStor counter names, zero")
+-- exactly AIStor's four names on the page (no invented ones)
+x = cl:request { method = "GET", path = "/minio/metrics/v3/api/rdma" }
+local names = {}
+for n in (x.body or ""):gmatch("\n?(minio_[%w_]+)[{ ]") do names[n] = true end
+check(names.minio_api_rdma_read_bytes_total and
+      names.minio_api_rdma_write_bytes_total and
+      names.minio_api_rdma_read_ops_total and
+      names.minio_api_rdma_write_ops_total and
+      not names.minio_api_rdma_requests_total and
+      not names.minio_api_rdma_errors_total and
+      not names.minio_api_rdma_declined_total,
+      "metrics page: read/write bytes and ops, nothing invented")
+check(c.read_ops == 0 and c.write_ops == 0, "ops counters read too")
+-- a counter URL answering 404: the witness is absent, not an error
+local ok404, c404 = pcall(r.counters, { url = ep .. "/minio/metrics/v3/nope" })
+check(ok404 and type(c404) == "table" and c404.absent and
+      c404.absent:find("404", 1, true), "counter URL 404 -> absent ("
+      .. tostring(c404 and c404.absent or c404) .. ")")
+-- the direction AIStor counts (GET -> read_bytes, PUT -> write_bytes),
+-- judged on one synthetic GET and one PUT of 100 bytes each
+local get1 = { ok = 1, requests = 1, reply_ok = 1, landed_ok = 1,
+               rdma_get_bytes = 100, rdma_put_bytes = 0 }
+local put1 = { ok = 1, requests = 1, reply_ok = 1, landed_ok = 1,
+               rdma_get_bytes = 0, rdma_put_bytes = 100 }
+local z = { read_bytes = 0, write_bytes = 0 }
+check(r.prove(get1, z, { read_bytes = 100, write_bytes = 0 }).verdict
+      == "PROVEN", "GET proven by read_bytes")
+check(r.prove(get1, z, { read_bytes = 0, write_bytes = 100 }).verdict
+      == "NOT PROVEN", "GET counted in write_bytes: not proven")
+check(r.prove(put1, z, { read_bytes = 0, write_bytes = 100 }).verdict
+      == "PROVEN", "PUT proven by write_bytes")
+local pa = r.prove(get1, c404, c404)
+check(pa.verdict == "NOT PROVEN" and pa.counters == "absent" and
+      pa.reason:find("404", 1, true), "absent counters: NOT PROVEN, why: "
+      .. pa.reason)
+-- cuObject descriptors are checked before anything is sent
+local okd, errd = pcall(r.cuobj_desc, string.rep("0", 88))
+check(not okd and tostring(errd):find("expected exactly 81", 1, true),
+      "an 88-hex RC token is no cuObject descriptor")
 local cq = r.counters { prometheus = ep }
 check(cq.read_bytes == 0 and cq.write_bytes == 0 and cq.source == ep,
       "counters through a Prometheus server's instant-query API")

@@ -24,6 +24,11 @@ while [ $i -lt 50 ] && ! grep -q listening "$dir/server.log"; do
 done
 "$B/strata" lua "$here/server_tcp.lua" "http://127.0.0.1:$port"
 rc=$?
+"$B/strata" lua "$here/host_sign.lua" "http://127.0.0.1:$port" || rc=1
+if [ $# -ge 2 ]; then       # the same against the RGW itself
+  "$B/strata" lua "$here/host_sign.lua" "$S3_ENDPOINT" \
+    "$S3_CREDENTIALS_FILE" || rc=1
+fi
 kill $srv 2>/dev/null
 wait $srv 2>/dev/null
 [ $rc = 0 ] || cat "$dir/server.log"

@@ -122,6 +122,9 @@ class Verdicts(Tmp):
                    os.path.join(FIX, "site.yaml"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("ok: 9 tests", p.stdout)
+        # the shipped runbook loads (units, criteria lines, charts' specs)
+        p = strata("check", os.path.join(HERE, "../../specs"))
+        self.assertEqual(p.returncode, 0, p.stderr)
         p = strata("check", os.path.join(FIX, "ladder.lua"), "--site",
                    os.path.join(FIX, "thresholds.yaml"))
         self.assertIn("needs site.rdma.line_rate_gbps", p.stderr)
@@ -324,6 +327,15 @@ class KillSafe(Tmp):
         rows = {r[0]: r for r in s.iter_rows(values_only=True)}
         self.assertEqual(rows["M1"][2], "INCOMPLETE")
         self.assertEqual(rows["M2"][2], "NOT RUN")
+        # JUnit: the cells never recorded and the test never run are skipped
+        q = strata("report", self.path("k.jsonl"), "--junit", self.path("k.xml"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        import xml.etree.ElementTree as ET
+        cases = {c.get("name"): c for c in ET.parse(self.path("k.xml")).iter("testcase")}
+        self.assertTrue(cases["M1[not recorded]"].find("skipped").get(
+            "message").startswith("INCOMPLETE: %d of 6 cells recorded" % n))
+        self.assertTrue(cases["M2"].find("skipped").get("message").startswith(
+            "NOT RUN: "))
 
     def test_sigint_is_stopped(self):
         p = self.start("matrix_slow.lua")
@@ -371,6 +383,189 @@ class KillSafe(Tmp):
         self.assertTrue(recs[-1]["interrupted"])
 
 
+class Charts(Tmp):
+    """Every chart of the shipped GPU specs draws: the workbook rebuilt from
+    the journal of a real run (bench/gpu/results, an H200 x2 VM,
+    2026-11-29) has each t.table chart, its series pointing at the table's
+    own columns, bandwidth axes from zero."""
+
+    JOURNAL = os.path.join(HERE, "../../bench/gpu/results/"
+                           "run-h200x2-2026-11-29.jsonl")
+
+    def test_gpu_charts_draw(self):
+        import openpyxl
+        out = self.path("g.xlsx")
+        q = strata("report", self.JOURNAL, "-o", out)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        wb = openpyxl.load_workbook(out)
+        for ws in wb.worksheets:
+            for row in ws.iter_rows(values_only=True):
+                for v in row:
+                    self.assertFalse(isinstance(v, str) and
+                                     v.startswith("Chart not drawn"), ws.title)
+        seen = 0
+        for name in ("G4", "G5"):
+            ws = wb[[n for n in wb.sheetnames if n.startswith(name + " ")][0]]
+            self.assertEqual(len(ws._charts), 3, name)  # pivot + 2 tables
+            for ch in ws._charts:
+                self.assertEqual(ch.y_axis.scaling.min, 0, name)
+                for s in ch.series:
+                    ref = (s.val or s.yVal).numRef.f
+                    col, r0 = ref.split("!")[1].split(":")[0].split("$")[1:3]
+                    head = ws["%s%d" % (col, int(r0) - 1)].value
+                    if type(ch).__name__ == "ScatterChart":
+                        xref = s.xVal.numRef.f.split("!")[1].split(":")[0]
+                        xc, xr = xref.split("$")[1:3]
+                        self.assertEqual(ws["%s%d" % (xc, int(xr) - 1)].value,
+                                         "bytes", name)
+                        self.assertEqual(head, "GB/s (median)", name)
+                        seen += 1
+                    else:
+                        self.assertEqual(head, "gbps (GB/s)", name)
+                        self.assertEqual(type(ch).__name__, "BarChart")
+        self.assertEqual(seen, 4)
+
+    def test_bad_chart_is_the_specs_error(self):
+        f = self.path("c.lua")
+        with open(f, "w") as fh:
+            fh.write('test { id = "C1", layer = "host", title = "bad chart",\n'
+                     '  run = function(t)\n'
+                     '    t.table("t", { "a", "b" }, { { 1, 2 } }, { x = 1, y = { 3 } })\n'
+                     '    return {}\n  end }\n')
+        p = strata("run", f, "-o", self.path("c.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        r = results(journal(self.path("c.jsonl")))["C1"][0]
+        self.assertEqual(r["status"], "ERROR")
+        self.assertIn(f + ":3:", r["reason"])
+        self.assertIn("y = 3 is not a column number 1..2", r["reason"])
+
+
+class Compare(Tmp):
+    """strata diff on two real runs of specs/host, and run --baseline."""
+
+    SPECS = os.path.join(HERE, "../../specs/host")
+
+    def run_host(self, name, *extra):
+        p = strata("run", self.SPECS, "-o", self.path(name + ".xlsx"), *extra)
+        self.assertIn(p.returncode, (0, 1), p.stderr)  # H1 judges the load
+        return results(journal(self.path(name + ".jsonl")))
+
+    def test_diff_two_runs(self):
+        import openpyxl
+        a, b = self.run_host("a"), self.run_host("b")
+        p = strata("diff", self.path("a.jsonl"), self.path("b.jsonl"), "-o",
+                   self.path("d.xlsx"), "--tolerance", "1000")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)  # all within
+        for tid in ("H1", "H2", "H3"):
+            self.assertIn(tid, p.stdout)
+        ws = openpyxl.load_workbook(self.path("d.xlsx"))["Diff"]
+        rows = {r[0]: r for r in ws.iter_rows(min_row=6, values_only=True)}
+        va = a["H3"][0]["metrics"]["loopback_gbps"]
+        vb = b["H3"][0]["metrics"]["loopback_gbps"]
+        self.assertEqual(rows["H3"][3:6], ("loopback_gbps", va, vb))
+        self.assertAlmostEqual(rows["H3"][6], (vb - va) / va * 100)
+
+    def test_diff_flags_changes(self):
+        import openpyxl
+        self.run_host("a")
+        # B: run A's journal with three changes a real regression shows:
+        # H3 at half the bandwidth, H2 failing, another MTU on the NIC
+        recs = journal(self.path("a.jsonl"))
+        for r in recs:
+            if r["type"] == "result" and r["id"] == "H3":
+                r["metrics"]["loopback_gbps"] /= 2
+            if r["type"] == "result" and r["id"] == "H2":
+                r["outcome"] = {"kind": "ok", "fail": "constructed"}
+            if r["type"] == "result" and r["id"] == "H1":
+                r["metrics"]["cpu_model"] += " (replaced)"
+            if r["type"] == "inventory":
+                nic = r["data"]["nics"][0]
+                nic["mtu"] = nic.get("mtu", 1500) + 1000
+                name = nic["name"]
+        with open(self.path("b.jsonl"), "w") as f:
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+        p = strata("diff", self.path("a.jsonl"), self.path("b.jsonl"), "-o",
+                   self.path("d.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("H2       host     PASS -> FAIL  VERDICT WORSE", p.stdout)
+        self.assertRegex(p.stdout, r"loopback_gbps .* -50\.0%  worse")
+        self.assertIn("nics[%s].mtu" % name, p.stdout)
+        wb = openpyxl.load_workbook(self.path("d.xlsx"))
+        ws = wb["Diff"]
+        rows = {r[0].value: r for r in ws.iter_rows(min_row=6)}
+        self.assertEqual(rows["H3"][9].value, "worse")
+        self.assertEqual(rows["H3"][6].fill.fgColor.rgb[-6:], "FFC7CE")
+        self.assertIn("test PASS -> FAIL", rows["H2"][9].value)
+        inv = {r[0]: r for r in wb["Inventory diff"].iter_rows(min_row=4,
+                                                              values_only=True)}
+        self.assertIn("nics[%s].mtu" % name, inv)
+        self.assertIn("H1 cpu_model", inv)   # a fact a test measured
+
+    def test_baseline(self):
+        import openpyxl
+        a = self.run_host("a")
+        va = a["H3"][0]["metrics"]["loopback_gbps"]
+        c = self.run_host("c", "--baseline", self.path("a.jsonl"), "--set",
+                          "H3.loopback_gbps.min=0.01 * baseline.loopback_gbps")
+        ck = [k for k in c["H3"][0]["checks"] if k["metric"] == "loopback_gbps"][0]
+        self.assertAlmostEqual(ck["limit"], 0.01 * va)
+        self.assertTrue(ck["ok"], ck)
+        wb = openpyxl.load_workbook(self.path("c.xlsx"))
+        s = wb["Summary"]
+        hr = [r[0].row for r in s.iter_rows() if r[0].value == "ID"][0]
+        hdr = [x.value for x in s[hr]]
+        self.assertIn("vs baseline %", hdr)
+        rows = {r[0]: r for r in s.iter_rows(min_row=hr + 1, values_only=True)}
+        vc = c["H3"][0]["metrics"]["loopback_gbps"]
+        self.assertAlmostEqual(rows["H3"][hdr.index("vs baseline %")],
+                               (vc - va) / va * 100)
+        h3 = wb[[n for n in wb.sheetnames if n.startswith("H3")][0]]
+        got = {}
+        for row in h3.iter_rows(values_only=True):
+            if row[0] == "loopback_gbps":
+                got = row
+        self.assertEqual(got[4], va)   # Baseline column
+        # the report of c's journal needs nothing but the journal
+        q = strata("report", self.path("c.jsonl"), "-o", self.path("c2.xlsx"))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        s2 = openpyxl.load_workbook(self.path("c2.xlsx"))["Summary"]
+        self.assertEqual([x.value for x in s2[hr]], hdr)
+
+    def test_baseline_missing(self):
+        c = self.run_host("c", "--set", "H3.loopback_gbps.min=baseline.loopback_gbps")
+        self.assertEqual(c["H3"][0]["status"], "ERROR")
+        self.assertIn("needs a baseline: strata run --baseline",
+                      c["H3"][0]["reason"])
+        self.run_host("a")
+        c = self.run_host("c", "--baseline", self.path("a.jsonl"), "--set",
+                          "H3.nothing.min=baseline.nothing")
+        self.assertIn("the baseline did not report nothing",
+                      c["H3"][0]["reason"])
+        p = strata("run", self.SPECS, "-o", self.path("x.xlsx"), "--baseline",
+                   self.path("absent.jsonl"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--baseline " + self.path("absent.jsonl"), p.stderr)
+
+
+class Progress(Tmp):
+    def test_plain_line_without_terminal(self):
+        f = self.path("p.lua")
+        with open(f, "w") as fh:
+            fh.write('local core = require "strata.core"\n'
+                     'test { id = "P1", layer = "host", title = "slow",\n'
+                     '  matrix = { n = { 1, 2 } },\n'
+                     '  run = function() core.sleep(1.2) return {} end }\n')
+        # stderr is a pipe here, as in CI logs and nohup runs
+        p = strata("run", f, "-o", self.path("p.xlsx"),
+                   env={"STRATA_PROGRESS_EVERY": "0.4"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("\r", p.stderr)
+        self.assertRegex(p.stderr, r"strata: test 1/1 P1, cell 1/2 n=1, "
+                         r"\d+ s in this cell, \d+ s in all\n")
+        self.assertIn("cell 2/2 n=2", p.stderr)
+
+
 class Incomplete(Tmp):
     """Rungs that were not measured make the run INCOMPLETE, not PASS; a
     cell that skips inside a passing test shows on the Summary."""
@@ -396,6 +591,15 @@ class Incomplete(Tmp):
         self.assertEqual(rows["K3"][2], "PASS")
         self.assertEqual(rows["K3"][7], "1 of 2 cells skipped: [peer=p2p] "
                          "one GPU: no peer to copy to")
+
+    def test_bad_expect(self):
+        bad = self.path("site.yaml")
+        with open(bad, "w") as f:
+            f.write("site:\n  expect: host\n")
+        p = strata("run", os.path.join(FIX, "skips.lua"), "--site", bad,
+                   "-o", self.path("i.xlsx"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(bad + ": site.expect must be a list of layers", p.stderr)
 
     def test_site_expects_only_host(self):
         p, doc, s = self.run_skips("--site",
@@ -535,6 +739,9 @@ class Workbook(Tmp):
         text = " ".join(str(c.value) for row in ws.iter_rows() for c in row
                         if c.value is not None)
         self.assertIn("s3", text)   # lowest failed rung is named
+        # no absolute spec paths: criteria and reasons name ladder.lua:N
+        self.assertNotIn(FIX + "/", text)
+        self.assertIn("ladder.lua:36: the endpoint said no", text)
         # the matrix test has its own sheet with a chart
         t2 = [n for n in wb.sheetnames if n.startswith("T2")]
         self.assertTrue(t2, wb.sheetnames)

@@ -3,10 +3,12 @@
 local core = require "strata.core"
 local args = require "strata.args"
 local setup = require "strata.setup"
+local spec = require "strata.spec"
 local runner = require "strata.runner"
 local journal = require "strata.journal"
 local verdict = require "strata.verdict"
 local command = require "strata.command"
+local compare = require "strata.compare"
 local outputs = require "strata.outputs"
 local redact = require "strata.redact"
 
@@ -30,6 +32,9 @@ PATH: spec files or folders (default: specs/).
                           they need comes along); repeatable
   --json FILE             also write the results as JSON
   --junit FILE            also write JUnit XML
+  --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
+                          on every test sheet, and criteria may name
+                          baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
   -v, --verbose           tracebacks of errors on stderr
   -h, --help              this text
 Exit: 0 nothing failed, 1 a test FAILED, ERRORed or was BLOCKED (or the
@@ -75,6 +80,15 @@ function M.main(argv)
       return 2
     end
     redact.add_from_env(s.site)
+    local base
+    if o.baseline then
+      local ok, recs = pcall(journal.read, o.baseline)
+      if not ok or #recs == 0 then
+        error(args.usage_error(("--baseline %s: %s"):format(o.baseline,
+          ok and "no records" or tostring(recs))), 0)
+      end
+      base = verdict.build(recs)
+    end
 
     local host = core.hostname()
     local xlsx = o.output or ("reports/strata-%s-%s.xlsx"):format(
@@ -101,12 +115,28 @@ function M.main(argv)
     end
     j:write { type = "thresholds", criteria = crit }
     local expect = type(s.site.site) == "table" and s.site.site.expect or nil
+    if expect ~= nil then
+      local ok = type(expect) == "table"
+      for _, l in ipairs(ok and expect or {}) do
+        if not spec.LAYER_RANK[l] then ok = false end
+      end
+      if not ok then
+        spec.error(o.site, "site.expect must be a list of layers (%s)",
+                   table.concat(spec.LAYERS, ", "))
+      end
+    end
     j:write(runner.plan_record(order, expect, spec_roots(s.paths)))
+    local bidx
+    if base then
+      local rec = compare.baseline_record(o.baseline, base)
+      j:write(rec)
+      bidx = compare.index(rec.results)
+    end
 
     core.trap_signals()
     io.stderr:write(("strata: %d tests, journal %s\n"):format(#order, jpath))
     local _, interrupted = runner.run(order, {
-      site = s.site, criteria = s.criteria, journal = j,
+      site = s.site, criteria = s.criteria, journal = j, baseline = bidx,
       progress = core.isatty(2), verbose = o.verbose })
     j:write { type = "end", ended = core.utc(), interrupted = interrupted }
     j:close()

@@ -19,8 +19,16 @@
 --   http_fallback      retry DECLINED requests over HTTP (counted apart)
 --   counter_tolerance  relative slack of the counter witness (default 0)
 --   landing_grace_s    wait for the data after the reply (default 2)
+--   put_grace_ms       hipobj-rc-v2 PUT: READY sent -> WRITE posted
+--                      (default 100, as hipObject's client)
+--   control_host_port  hipobj-rc-v2 control path: send and sign host:port
+--                      (default false: host without port, S3RDMA-WIRE)
+--   token_contract     cuObject token form AIStor takes: "current" (the
+--                      81-char descriptor verbatim, AIStor >= 2026-08-07,
+--                      default) or "suffix" (older: + ":<addr>:<size>")
 local s3site = require "strata.lib.s3site"
 local s3rdma = require "strata.s3rdma"
+local nic = require "strata.lib.s3nic"
 
 local M = {}
 local MiB = 1048576
@@ -65,28 +73,21 @@ function M.scale(t, s, size, conc)
   return sz, cc
 end
 
--- The RDMA error counters of the local port, or nil.
-local function port_counters(s)
+-- The local RDMA port: device, port, netdev, driver family, active MTU
+-- (the first device when the site names none), or nil.
+local function local_port(s)
   local ok, verbs = pcall(require, "strata.verbs")
   if not ok then return nil end
-  local dev = s.device
-  if not dev then
-    local ok2, list = pcall(verbs.devices)
-    dev = ok2 and list and list[1] and (list[1].name or list[1])
-  end
-  if type(dev) ~= "string" then return nil end
-  local ok3, c = pcall(verbs.counters, { device = dev, port = s.port or 1 })
-  return ok3 and c or nil
+  local ok2, inv = pcall(verbs.inventory, s.device)
+  if not ok2 or type(inv) ~= "table" or not inv[1] then return nil end
+  local d = inv[1]
+  local p = (d.ports or {})[s.port or 1] or {}
+  return { device = d.name, port = s.port or 1, netdev = p.netdev,
+           mtu = p.active_mtu, family = nic.family(d.name, d.driver) }
 end
 
-local function is_error(name)
-  if name:find("cnp") or name:find("ecn") then return false end
-  for _, p in ipairs { "err", "seq", "timeout", "out_of", "duplicate",
-                       "discard", "drop", "nak", "retry" } do
-    if name:find(p, 1, true) then return true end
-  end
-  return false
-end
+-- What an error counter is: strata.lib.rdma_errors, as for every reader.
+local is_error = require("strata.lib.rdma_errors").is_error
 
 -- One measured phase over RDMA (mode "rc") or HTTP ("tcp"): the server's
 -- counters before and after, the three witnesses judged, metrics under
@@ -99,13 +100,18 @@ function M.phase(t, cl, s, w, prefix, out)
   if s.gid_index ~= "auto" then w.gid_index = s.gid_index end
   w.http_fallback = s.http_fallback
   w.landing_grace = s.landing_grace_s
+  if s.put_grace_ms then w.put_grace = s.put_grace_ms / 1000 end
+  if w.mode == "rc" then w.control_host_port = s.control_host_port end
+  if w.mode == "cuobject" then w.token_contract = s.token_contract end
   w.requests = w.requests or s.requests or math.max(2, 2 * (w.concurrency or 1))
   w.prefix = w.prefix or ("strata-" .. t.id .. "-")
-  local pc0 = w.mode ~= "tcp" and port_counters(s)
+  local lp = w.mode ~= "tcp" and local_port(s) or nil
+  local n0 = lp and nic.read(lp.device, lp.port, lp.netdev)
   local c0 = w.mode ~= "tcp" and counters(s) or nil
   local r = s3rdma.run(w)
   local c1 = c0 and counters(s) or nil
-  local pc1 = pc0 and port_counters(s)
+  local n1 = n0 and nic.read(lp.device, lp.port, lp.netdev)
+  local pc0, pc1 = n0 and n0.hw, n1 and n1.hw
   for _, k in ipairs { "gbps", "mibps", "cpu_util_pct", "cpu_core_pct",
                        "lat_p50_ms", "lat_p95_ms", "lat_p99_ms", "ok",
                        "failed", "declined", "fallback_requests",
@@ -119,14 +125,24 @@ function M.phase(t, cl, s, w, prefix, out)
   out[prefix .. "concurrency"] = w.concurrency
   if r.first_error then t.note(prefix .. " first error: " .. r.first_error) end
   if w.mode == "tcp" then return r end
-  local p = s3rdma.prove(r, c0, c1, { tolerance = s.counter_tolerance or 0 })
+  local nw = n0 and n1 and nic.judge(lp.family, n0, n1, r.bytes or 0, lp.mtu)
+             or { state = "absent", why = "no local RDMA port to read" }
+  local p = s3rdma.prove(r, c0, c1, { tolerance = s.counter_tolerance or 0,
+                                      nic = nw })
   out[prefix .. "verdict"] = p.verdict
   out[prefix .. "proven"] = p.verdict == "PROVEN"
   out[prefix .. "witness.reply"] = p.reply
   out[prefix .. "witness.landed"] = p.landed
   out[prefix .. "witness.counters"] = p.counters
+  out[prefix .. "witness.nic"] = p.nic
+  out[prefix .. "witnesses"] = p.witnesses
+  t.note(prefix .. " NIC counters " .. p.nic .. ": " .. p.nic_why)
   out[prefix .. "counter_read_delta"] = p.delta_read
   out[prefix .. "counter_write_delta"] = p.delta_write
+  if p.counters_absent then
+    t.note(prefix .. " counter witness absent: " .. p.counters_absent)
+  end
+  if r.token_decoded then out[prefix .. "token"] = r.token_decoded end
   if pc0 and pc1 then
     for k, v in pairs(pc1) do
       if is_error(k) and pc0[k] then

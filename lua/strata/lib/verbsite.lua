@@ -91,28 +91,13 @@ function M.line_rate(site, verbs)
   return nil
 end
 
--- Is a port counter an error counter?  Names across mlx5, irdma, bnxt,
--- rxe: *_err, *_errors, sequence and ack-timeout errors, out-of-order,
--- duplicates, discards, link downs.  Congestion counters (CNP/ECN) are
--- not errors (R7 reads them).
-function M.is_error_counter(name)
-  if name:find("cnp") or name:find("ecn") then return false end
-  for _, pat in ipairs { "err", "seq", "timeout", "out_of", "duplicate",
-                         "discard", "drop", "link_downed", "nak", "retry",
-                         "integrity", "symbol" } do
-    if name:find(pat, 1, true) then return true end
-  end
-  return false
-end
+-- Is a port counter an error counter?  strata.lib.rdma_errors decides
+-- (one list for every reader); kept here under the names specs use.
+local rdma_errors = require "strata.lib.rdma_errors"
+M.is_error_counter = rdma_errors.is_error
 
 -- Only error counters of a {name = delta} table, prefixed for metrics.
-function M.error_deltas(counters, prefix)
-  local out = {}
-  for k, v in pairs(counters or {}) do
-    if M.is_error_counter(k) then out[(prefix or "") .. k] = v end
-  end
-  return out
-end
+M.error_deltas = rdma_errors.deltas
 
 -- Skip a matrix cell that the site's list leaves out.
 -- A WRITE bandwidth cell of R2/R4: SKIP the sizes and QP counts the site

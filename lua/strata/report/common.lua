@@ -53,6 +53,22 @@ function M.short_source(src, roots)
   return src
 end
 
+-- Text (a reason, an error) with every "<root>/" of the spec folders cut
+-- out: "/opt/strata/specs/s3/s3.lua:40: ..." -> "s3/s3.lua:40: ...".
+function M.short_paths(text, roots)
+  if type(text) ~= "string" then return text end
+  local rs = {}
+  for _, r in ipairs(roots or {}) do
+    r = tostring(r):gsub("/+$", "")
+    if r ~= "" and r ~= "." then rs[#rs + 1] = r end
+  end
+  table.sort(rs, function(a, b) return #a > #b end)
+  for _, r in ipairs(rs) do
+    text = text:gsub((r .. "/"):gsub("%p", "%%%0"), "")
+  end
+  return text
+end
+
 -- One line for a test's criterion (strata.verdict's resolved criteria):
 -- "bw_gbps >= 0.9 x site.rdma.line_rate_gbps (= 360)  [verbs/r2.lua:14]".
 -- The resolved value shows when the limit is an expression.

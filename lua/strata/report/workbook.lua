@@ -97,6 +97,19 @@ local function make_formats(wb)
   return F
 end
 
+M.formats = make_formats
+
+-- A workbook at path with the formats and the sheet-name registry the
+-- sheet helpers (report/xlsheets.lua) take: wb, ctx.  The caller closes it.
+function M.open(path, reserved)
+  local wb = xl.workbook(path)
+  local ctx = { wb = wb, names = {} }
+  ctx.F = make_formats(wb)
+  ctx.wrapping = ctx.F.wrapping
+  for _, n in ipairs(reserved or {}) do ctx.names[n:lower()] = true end
+  return wb, ctx
+end
+
 -- "2026-11-29T19:00:00Z" -> seconds (for differences only), or nil.
 local function iso_seconds(s)
   local y, mo, d, h, mi, sec = tostring(s or ""):match(
@@ -146,7 +159,7 @@ M.criteria_text = criteria_text
 -- Formats: text, wrap, status, number (fitted to the value), "0", "0.0",
 -- link (to the test's sheet).
 local SUMMARY_COLS = {
-  { header = "ID", width = 9, format = "text", get = function(t) return t.id end },
+  { header = "ID", width = 12, format = "text", get = function(t) return t.id end },
   { header = "Layer", width = 10, format = "text",
     get = function(t) return t.layer end },
   { header = "Status", width = 12, format = "status",
@@ -160,7 +173,10 @@ local SUMMARY_COLS = {
   { header = "Criterion", width = 50, format = "wrap",
     get = function(t, model) return criteria_text(t, model) end },
   { header = "Reason", width = 46, format = "wrap",
-    get = function(t) return t.reason end },
+    get = function(t, model) return common.short_paths(t.reason, model.spec_roots) end },
+  { header = "vs baseline %", width = 10, format = "0.0",
+    when = function(model) return model.baseline ~= nil end,
+    get = function(t) return t.vs_baseline end },
   { header = "Cells", width = 7, format = "0",
     get = function(t) return t.cells end },
   { header = "Time (s)", width = 9, format = "0.0",
@@ -174,7 +190,6 @@ local function write_summary(ctx, model, detail_sheets)
   local F, run = ctx.F, model.run or {}
   local S = sheets.new(ctx, "Summary")
   local ws = S.ws
-  local last = #SUMMARY_COLS - 1
 
   S:put(0, 0, "strata validation report", F.title)
   ws:set_row(0, 28)
@@ -218,13 +233,17 @@ local function write_summary(ctx, model, detail_sheets)
 
   -- One row per test.
   local hr = r + 2
-  r = sheets.column_table(S, hr, SUMMARY_COLS, model.tests or {}, model,
+  local cols = {}
+  for _, col in ipairs(SUMMARY_COLS) do
+    if not col.when or col.when(model) then cols[#cols + 1] = col end
+  end
+  r = sheets.column_table(S, hr, cols, model.tests or {}, model,
                           detail_sheets)
   ws:set_row(hr, 20)
   ws:freeze_panes(hr + 1, 0)
-  ws:autofilter(hr, 0, math.max(r, hr), last)
+  ws:autofilter(hr, 0, math.max(r, hr), #cols - 1)
   local fixed = {}
-  for c, col in ipairs(SUMMARY_COLS) do fixed[c - 1] = col.width end
+  for c, col in ipairs(cols) do fixed[c - 1] = col.width end
   S:fit_columns(fixed, 34)
   ws:setup { landscape = true, fit_width = 1, fit_height = 0,
              repeat_rows = { hr, hr }, hide_gridlines = true,
@@ -271,6 +290,7 @@ local function write_run(ctx, model)
     S:put(r, 1, f.path, F.wrap)
     S:put(r, 2, f.sha256, F.text)
   end
+  S.ws:freeze_panes(1, 0)
   S:fit_columns({ [0] = 16, [1] = 70, [2] = 68 })
 end
 
@@ -445,6 +465,7 @@ local function write_inventory(ctx, model)
   else
     render("Host", inv)
   end
+  S.ws:freeze_panes(1, 0)
   S:fit_columns({}, 60)
 end
 
@@ -478,7 +499,8 @@ function M.write(path, model)
     comments = "written by strata " .. tostring(run.version or ""),
   }
   -- Names first: the Summary links to the test sheets.
-  for _, n in ipairs { "Summary", "Metrics", "Counters", "Thresholds",
+  for _, n in ipairs { "Summary", "Metrics", "Counters", "Counter charts",
+                      "Counter series", "Thresholds",
                       "Inventory", "Run" } do
     ctx.names[n:lower()] = true
   end

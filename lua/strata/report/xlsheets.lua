@@ -4,6 +4,7 @@
 local xl = require "strata.report"
 local common = require "strata.report.common"
 local verdict = require "strata.verdict"
+local units = require "strata.units"
 
 local M = {}
 local fmt, finite = common.fmt, common.finite
@@ -38,6 +39,47 @@ function M.unique(ctx, base)
   end
   ctx.names[name:lower()] = true
   return name
+end
+
+-- Words a short title does not end on.
+local DANGLING = { ["and"] = true, ["or"] = true, ["of"] = true, ["vs"] = true,
+  ["the"] = true, ["a"] = true, ["on"] = true, ["to"] = true, ["for"] = true,
+  ["with"] = true, ["in"] = true, ["x"] = true, ["over"] = true,
+  ["into"] = true, ["from"] = true, ["by"] = true, ["every"] = true }
+
+-- "<ID> <short title>" within Excel's 31 characters, never cut mid-word:
+-- the title up to a subtitle mark (": ", " (", " - "), then as many whole
+-- words as fit, without a dangling "and"/"vs"/... or punctuation at the
+-- end.  Characters Excel forbids ([]:*?/\) become spaces or "-".
+function M.sheet_title(id, title)
+  id = tostring(id)
+  title = tostring(title or ""):gsub("[/\\]", "-"):gsub("[%[%]%*%?]", " ")
+  local full = id .. " " .. title
+  if utf8.len(full) and utf8.len(full) <= 31 and not full:find(":") then
+    return full
+  end
+  local head = title:match("^(.-):%s") or title:match("^(.-)%s%(")
+    or title:match("^(.-)%s%-%s") or title
+  head = head:gsub(":", " ")
+  local out = id
+  for word in head:gmatch("%S+") do
+    local try = out .. " " .. word
+    if (utf8.len(try) or #try) > 31 then break end
+    out = try
+  end
+  -- trailing joiners and punctuation read as a cut
+  while true do
+    local last = out:match("(%S+)$")
+    local stripped = out:gsub("[%s,;&%-]+$", "")
+    if stripped ~= out then
+      out = stripped
+    elseif last and DANGLING[last:lower()] and out ~= id then
+      out = out:sub(1, #out - #last):gsub("%s+$", "")
+    else
+      break
+    end
+  end
+  return out
 end
 
 -- The worksheet named name (reserved with M.unique or a fixed name).
@@ -123,10 +165,9 @@ function Sheet:fit_columns(fixed, maxw)
     total = total + width
     self.ws:set_column(c, c, width)
   end
-  -- printed one page wide unless that would shrink it past reading
-  if total <= 260 then
-    self.ws:setup { fit_width = 1, fit_height = 0 }
-  end
+  -- printed one page wide; a very wide sheet two pages wide (one would
+  -- shrink it past reading)
+  self.ws:setup { fit_width = total <= 360 and 1 or 2, fit_height = 0 }
   local rows = {}
   for _, w in ipairs(self.wrapped) do
     local n = lines_for(w[3], final[w[2]] or 8.43)
@@ -238,9 +279,9 @@ function M.plan_tests(ctx, model)
       end
     end
     if #rs > 1 or extra then
-      local name = M.unique(ctx, t.id .. " " .. tostring(t.title or ""))
+      local name = M.unique(ctx, M.sheet_title(t.id, t.title))
       plan[#plan + 1] = { test = t, results = rs, name = name,
-                          roots = model.spec_roots }
+                          roots = model.spec_roots, baseline = model.baseline }
       names[t.id] = name
     end
   end
@@ -290,7 +331,7 @@ end
 
 local function unit_of(rs, metric)
   for _, r in ipairs(rs) do
-    local u = r.units and r.units[metric]
+    local u = units.of(r.units, metric)
     if u then return u end
   end
 end
@@ -304,11 +345,15 @@ end
 -- header row r0, data rows r0+1 .. r1.  Scatter when x is numeric (log
 -- axis when it spans decades), else a line chart over categories.
 local function chart_block(S, o)
+  -- categories (h2d, d2h) as columns; numbers as lines, or as points
+  -- alone when x goes back (rows of several GPUs' sweeps one after another)
   local ch
-  if o.numeric_x then
-    ch = S.ctx.wb:chart("scatter_straight_with_markers")
+  if not o.numeric_x then
+    ch = S.ctx.wb:chart("column")
+  elseif o.monotonic == false then
+    ch = S.ctx.wb:chart("scatter")
   else
-    ch = S.ctx.wb:chart("line")
+    ch = S.ctx.wb:chart("scatter_straight_with_markers")
   end
   for _, y in ipairs(o.ys) do
     ch:series { categories = { S.ws, o.r0 + 1, o.x, o.r1, o.x },
@@ -326,21 +371,43 @@ local function chart_block(S, o)
     xa.gridlines = true
   end
   ch:axis("x", xa)
-  ch:axis("y", { title = o.y_title, gridlines = true })
+  -- bandwidths, rates and sizes from zero (a 55.317 vs 55.323 GB/s bar on
+  -- a 55.317..55.323 axis reads as a 2x gap) unless the spec says y_min
+  local ya = { title = o.y_title, gridlines = true }
+  if o.y_min ~= nil then
+    ya.min = o.y_min
+  elseif o.zero_y ~= false and units.zero_based(o.y_unit) then
+    ya.min = 0
+  end
+  ch:axis("y", ya)
   ch:legend(#o.ys > 1 and "bottom" or "none")
-  S.ws:insert_chart(o.at_row, o.at_col, ch, { x_scale = o.x_scale or 1.4,
+  local into = o.into or S
+  into.ws:insert_chart(o.at_row, o.at_col, ch, { x_scale = o.x_scale or 1.4,
     y_scale = o.y_scale or 1.3, description = o.title })
 end
 M.chart_block = chart_block
 
 local write_single
 
-local function write_cells(S, r, t, rs, metrics)
+-- The baseline's metrics for a result (run --baseline), or nil.
+local function baseline_of(base, res)
+  if not base then return nil end
+  return (require("strata.compare").lookup(base.index, res.id, res.params,
+                                           res.cell))
+end
+
+local function write_cells(S, r, t, rs, metrics, base, roots)
   local F = S.ctx.F
   local params = t.params or (rs[1] and rs[1].params) or {}
   local cols = {}
   for _, p in ipairs(params) do cols[#cols + 1] = p end
   for _, m in ipairs(metrics) do cols[#cols + 1] = with_unit(rs, m) end
+  -- run --baseline: the headline in the baseline and the change
+  local hm = base and metrics[1]
+  if hm then
+    cols[#cols + 1] = "baseline " .. hm
+    cols[#cols + 1] = "vs baseline %"
+  end
   local ncore = #cols
   cols[#cols + 1] = "Status"
   cols[#cols + 1] = "Time (s)"
@@ -354,11 +421,17 @@ local function write_cells(S, r, t, rs, metrics)
       if type(v) == "number" and not finite(v) then v = nil end
       row[#params + j] = v
     end
+    if hm then
+      local bm = baseline_of(base, res)
+      local bv = bm and bm[hm]
+      row[ncore - 1] = bv
+      row[ncore] = require("strata.compare").pct(bv, (res.metrics or {})[hm])
+    end
     row[ncore + 1] = res.status
     row[ncore + 2] = finite(res.duration_s) and res.duration_s or nil
     local why = common.failed_checks(res)
     if #why == 0 and res.reason then why = { res.reason } end
-    row[ncore + 3] = table.concat(why, "; ")
+    row[ncore + 3] = common.short_paths(table.concat(why, "; "), roots)
     rows[i] = row
     bad[i] = failed_metrics(res)
   end
@@ -379,9 +452,14 @@ local function write_cells(S, r, t, rs, metrics)
 end
 
 -- A single cell: one row per metric (Metric, Value, Unit, Check).
-function write_single(S, r, res, metrics)
+function write_single(S, r, res, metrics, base)
   local F = S.ctx.F
   local cols = { "Metric", "Value", "Unit", "Check" }
+  local bm = base and baseline_of(base, res)
+  if base then
+    cols[5] = "Baseline"
+    cols[6] = "vs baseline %"
+  end
   local checks = {}
   for _, c in ipairs(res.checks or {}) do
     if c.metric then
@@ -395,7 +473,12 @@ function write_single(S, r, res, metrics)
   for i, m in ipairs(metrics) do
     local v = (res.metrics or {})[m]
     if type(v) == "number" and not finite(v) then v = nil end
-    rows[i] = { m, v, res.units and res.units[m] or nil, checks[m] }
+    rows[i] = { m, v, units.of(res.units, m), checks[m] }
+    if base then
+      local bv = bm and bm[m]
+      rows[i][5] = bv
+      rows[i][6] = require("strata.compare").pct(bv, v)
+    end
   end
   local last = grid(S, r, 0, cols, rows, function(i, j, v)
     if j == 4 then return F.wrap end
@@ -429,7 +512,11 @@ local function write_pivot(S, r, rs, params, headline)
     for _, res in ipairs(rs) do l[#l + 1] = (res.cell or {})[p2] end
     ys = sorted_unique(l)
   end
-  local value, failed = {}, {}
+  local value, failed, any = {}, {}, false
+  for _, res in ipairs(rs) do
+    if finite((res.metrics or {})[headline]) then any = true end
+  end
+  if not any then return r - 1 end   -- nothing measured: no empty grid
   for _, res in ipairs(rs) do
     local c = res.cell or {}
     local key = tostring(c[p1]) .. "\0" .. (p2 and tostring(c[p2]) or "")
@@ -469,7 +556,7 @@ local function write_pivot(S, r, rs, params, headline)
     numeric_x = numeric_x, xmin = numeric_x and xs[1] or nil,
     xmax = numeric_x and xs[#xs] or nil, names_from_header = p2 ~= nil,
     title = ("%s vs %s"):format(hm, p1), x_title = p1, y_title = hm,
-    at_row = r - 1, at_col = #header + 1 })
+    y_unit = unit_of(rs, headline), at_row = r - 1, at_col = #header + 1 })
   return math.max(last, r - 1 + CHART_ROWS)
 end
 
@@ -512,18 +599,23 @@ local function write_emitted(S, r, tb, label)
           .. "match the table's columns.", F.note, true)
     return last + 1
   end
-  local numeric, xmin, xmax = true, nil, nil
+  local numeric, xmin, xmax, monotonic, prev = true, nil, nil, true, nil
   for _, row in ipairs(rows) do
     local v = row[x]
     if type(v) ~= "number" then numeric = false else
       xmin = math.min(xmin or v, v)
       xmax = math.max(xmax or v, v)
+      if prev and v < prev then monotonic = false end
+      prev = v
     end
   end
   chart_block(S, { r0 = r, r1 = last, x = x - 1, ys = ys, numeric_x = numeric,
-    xmin = xmin, xmax = xmax, names_from_header = true,
+    monotonic = monotonic, xmin = xmin, xmax = xmax, names_from_header = true,
     title = ch.title or tb.name, x_title = ch.x_title or fmt(cols[x]),
-    y_title = ch.y_title, at_row = r - 1, at_col = #cols + 1 })
+    y_title = ch.y_title, y_min = type(ch.y_min) == "number" and ch.y_min or nil,
+    zero_y = ch.y_min ~= false,
+    y_unit = units.in_text(ch.y_title) or units.in_text(cols[ys[1] + 1]),
+    at_row = r - 1, at_col = #cols + 1 })
   return math.max(last, r - 1 + CHART_ROWS)
 end
 
@@ -550,7 +642,7 @@ function M.write_test(ctx, p)
     r = r + 1
   end
   if t.reason then
-    S:put(r, 0, "Reason: " .. t.reason, F.subtitle, true)
+    S:put(r, 0, "Reason: " .. common.short_paths(t.reason, p.roots), F.subtitle, true)
     r = r + 1
   end
   if t.headline then
@@ -565,11 +657,20 @@ function M.write_test(ctx, p)
   local last, params
   if #rs == 1 then
     S:put(r, 0, "Measured", F.h2, true)
-    last = write_single(S, r + 1, rs[1], metrics)
+    last = write_single(S, r + 1, rs[1], metrics, p.baseline)
     params = rs[1].params or t.params or {}
   else
     S:put(r, 0, "Cells", F.h2, true)
-    last, params = write_cells(S, r + 1, t, rs, metrics)
+    last, params = write_cells(S, r + 1, t, rs, metrics, p.baseline, p.roots)
+  end
+  -- the table's header stays in view (and on every printed page) when the
+  -- lines above it are few; else the sheet's title row does
+  local hr = r + 1
+  if hr <= 12 then
+    S.ws:freeze_panes(hr + 1, 0)
+    S.ws:setup { repeat_rows = { hr, hr } }
+  else
+    S.ws:freeze_panes(1, 0)
   end
   r = last + 2
   if #rs > 1 and headline and (#params == 1 or #params == 2) then
@@ -634,7 +735,7 @@ function M.write_metrics(ctx, model)
       else
         S:put(r, 4, v, bad[m] and F.bad_text or F.text)
       end
-      S:put(r, 5, res.units and res.units[m] or nil, F.text)
+      S:put(r, 5, units.of(res.units, m), F.text)
       -- FAIL only where a check on this metric failed; blank: recorded
       local check = bad[m] and "FAIL" or judged[m] and "PASS" or nil
       S:put(r, 6, check, check and F.for_status(check) or F.text)
@@ -668,15 +769,18 @@ local function most_moving(values, names, n)
 end
 M.most_moving = most_moving
 
-local function write_series(S, r, t, rs)
-  local F = S.ctx.F
+-- The sampled series of one test on the data sheet D at row r, and its
+-- chart (the series that moved most) on the chart sheet C at row cr.
+-- Returns the next free rows of both.
+local function write_series(D, r, t, rs, C, cr)
+  local F = D.ctx.F
   local seen, names = {}, {}
   for _, res in ipairs(rs) do
     for k in pairs((res.series or {}).values or {}) do
       if not seen[k] then seen[k] = true names[#names + 1] = k end
     end
   end
-  if #names == 0 then return r end
+  if #names == 0 then return r, cr end
   table.sort(names)
   -- cells back to back on one time axis; a long run is thinned to every
   -- step-th sample (each cell's last sample kept), run.json has them all
@@ -710,17 +814,17 @@ local function write_series(S, r, t, rs)
       offset = offset + tlast + dt
     end
   end
-  if #rows == 0 then return r end
-  if r + #rows + CHART_ROWS + 4 > ROW_LIMIT then
-    S:put(r, 0, ("%s: sampled counters left out, the sheet is full "
+  if #rows == 0 then return r, cr end
+  if r + #rows + 4 > ROW_LIMIT then
+    D:put(r, 0, ("%s: sampled counters left out, the sheet is full "
           .. "(run.json has them)."):format(t.id), F.note, true)
-    return r + 1
+    return r + 1, cr
   end
-  S:put(r, 0, ("%s \u{00B7} %s: sampled counters"):format(t.id,
+  D:put(r, 0, ("%s \u{00B7} %s: per-second rates"):format(t.id,
         tostring(t.title or "")), F.h2, true)
   r = r + 1
   if step > 1 then
-    S:put(r, 0, ("One sample in %d shown (%d in all); run.json has them "
+    D:put(r, 0, ("One sample in %d shown (%d in all); run.json has them "
           .. "all."):format(step, total),
           F.note, true)
     r = r + 1
@@ -728,79 +832,114 @@ local function write_series(S, r, t, rs)
   local charted = most_moving(all, names, MAX_CHARTED)
   local cols = { "Cell", "t (s)" }
   for _, k in ipairs(names) do cols[#cols + 1] = k end
-  local chart_at = r
-  local hr = r + (#charted > 0 and CHART_ROWS + 1 or 0)
+  local hr = r
+  local last = grid(D, hr, 0, cols, rows, nil, true)
+  for j = 3, #cols do D.minw[j - 1] = 14 end
+  C:put(cr, 0, ("%s \u{00B7} %s"):format(t.id, tostring(t.title or "")),
+        F.h2, true)
+  cr = cr + 1
   if #charted == 0 then
-    S:put(r, 0, "No counter moved during this test.", F.note, true)
-    hr = r + 1
+    C:put(cr, 0, "No counter moved during this test.", F.note, true)
+    return last + 3, cr + 2
   end
-  local last = grid(S, hr, 0, cols, rows, nil, true)
-  for j = 3, #cols do S.minw[j - 1] = 14 end
-  if #charted > 0 then
-    local idx = {}
-    for j, k in ipairs(names) do idx[k] = j + 1 end
-    local ys = {}
-    for _, k in ipairs(charted) do ys[#ys + 1] = idx[k] end
-    chart_block(S, { r0 = hr, r1 = last, x = 1, ys = ys, numeric_x = true,
-      names_from_header = true, markers = false, x_scale = 1.8,
-      title = ("%s counters"):format(t.id),
-      x_title = ("time (s), cells back to back; the %d of %d series that "
-                 .. "moved most"):format(#charted, #names),
-      at_row = chart_at, at_col = 0 })
+  local idx = {}
+  for j, k in ipairs(names) do idx[k] = j + 1 end
+  local ys = {}
+  for _, k in ipairs(charted) do ys[#ys + 1] = idx[k] end
+  chart_block(D, { r0 = hr, r1 = last, x = 1, ys = ys, numeric_x = true,
+    names_from_header = true, markers = false, x_scale = 1.4, zero_y = false,
+    title = ("%s counters (per second)"):format(t.id),
+    x_title = ("time (s), cells back to back; the %d of %d series that "
+               .. "moved most"):format(#charted, #names),
+    at_row = cr, at_col = 0, into = C })
+  return last + 3, cr + CHART_ROWS + 2
+end
+
+-- Counter deltas of the whole run: one row per series, one column per
+-- test that sampled it (the delta over all its cells).
+local function delta_pivot(model)
+  local tests, col_of, series, by = {}, {}, {}, {}
+  for _, res in ipairs(model.results or {}) do
+    for k, v in pairs(res.metrics or {}) do
+      local name = k:match("^delta%.(.+)$")
+      if name and type(v) == "number" and finite(v) then
+        if not col_of[res.id] then
+          tests[#tests + 1] = res.id
+          col_of[res.id] = #tests
+        end
+        if not by[name] then
+          by[name] = {}
+          series[#series + 1] = name
+        end
+        by[name][res.id] = (by[name][res.id] or 0) + v
+      end
+    end
   end
-  return last
+  table.sort(series)
+  return tests, series, by
 end
 
 function M.write_counters(ctx, model)
   local F = ctx.F
   local S = M.new(ctx, "Counters")
   S:put(0, 0, "Counters", F.h1, true)
-  S:put(1, 0, "Counter deltas per cell, then the sampled time series per "
-        .. "test (charts show the series that moved most).", F.subtitle,
-        true)
-  local r = 3
-  S:put(r, 0, "Counter deltas", F.h2, true)
-  r = r + 1
-  local hr = r
-  for j, h in ipairs { "Test", "Cell", "Counter", "Delta" } do
-    S:put(hr, j - 1, h, F.header)
-  end
+  S:put(1, 0, "What each counter moved during each test (the delta over "
+        .. "all its cells; red: a check on it failed). Charts: Counter "
+        .. "charts; the sampled rates: Counter series.", F.subtitle, true)
+  local tests, series, by = delta_pivot(model)
+  local failed = {}
   for _, res in ipairs(model.results or {}) do
-    local ks = {}
-    for k in pairs(res.metrics or {}) do
-      if k:match("^delta%.") then ks[#ks + 1] = k end
-    end
-    table.sort(ks)
-    local bad = failed_metrics(res)
-    for _, k in ipairs(ks) do
-      local v = res.metrics[k]
-      if r + 1 >= ROW_LIMIT // 2 then goto full end
-      r = r + 1
-      S:put(r, 0, res.id, F.text)
-      S:put(r, 1, verdict.label(res.params, res.cell), F.text)
-      S:put(r, 2, k:sub(7), F.text)
-      if type(v) == "number" then
-        S:put(r, 3, finite(v) and v or nil, F.numfmt(M.numfmt({ v }),
-              bad[k] or false))
-      else
-        S:put(r, 3, v, F.text)
-      end
+    for m in pairs(failed_metrics(res)) do
+      local name = m:match("^delta%.(.+)$")
+      if name then failed[res.id .. "\0" .. name] = true end
     end
   end
-  ::full::
-  if r == hr then
-    S:put(r + 1, 0, "No test sampled counters.", F.note, true)
-    r = r + 1
+  local hr = 3
+  local last = hr
+  if #series == 0 then
+    S:put(hr, 0, "No test sampled counters.", F.note, true)
   else
-    S.ws:autofilter(hr, 0, r, 3)
+    local cols = { "Counter" }
+    for _, id in ipairs(tests) do cols[#cols + 1] = id end
+    local rows = {}
+    for i, name in ipairs(series) do
+      local row = { name }
+      for j, id in ipairs(tests) do row[j + 1] = by[name][id] end
+      rows[i] = row
+      if hr + i >= ROW_LIMIT then break end
+    end
+    last = grid(S, hr, 0, cols, rows, function(i, j, v)
+      if j == 1 then return F.text end
+      if type(v) == "number" then
+        return F.numfmt(M.numfmt({ v }), failed[tests[j - 1] .. "\0"
+                                                 .. series[i]] or false)
+      end
+    end)
+    S.ws:autofilter(hr, 0, last, #cols - 1)
+    S.ws:freeze_panes(hr + 1, 1)
+    S.ws:setup { repeat_rows = { hr, hr } }
   end
-  r = r + 3
-  local by = verdict.by_test(model.results)
+  S:fit_columns({ [0] = 48 }, 18)
+
+  -- charts on a sheet of their own, pointing at the data sheet
+  local C = M.new(ctx, "Counter charts")
+  C:put(0, 0, "Counter charts", F.h1, true)
+  C:put(1, 0, "Per test, the sampled series that moved most (rates per "
+        .. "second over each interval).", F.subtitle, true)
+  local D = M.new(ctx, "Counter series")
+  D:put(0, 0, "Counter series", F.h1, true)
+  D:put(1, 0, "The sampled per-second rates behind Counter charts (not "
+        .. "printed; run.json has every sample).", F.subtitle, true)
+  local by_test = verdict.by_test(model.results)
+  local r, cr = 3, 3
   for _, t in ipairs(model.tests or {}) do
-    local last = write_series(S, r, t, by[t.id] or {})
-    if last ~= r then r = last + 3 end
+    r, cr = write_series(D, r, t, by_test[t.id] or {}, C, cr)
   end
-  S:fit_columns(S.fixed, 40)
+  if cr == 3 then C:put(3, 0, "No test sampled counters.", F.note, true) end
+  C.ws:freeze_panes(1, 0)
+  D.ws:freeze_panes(1, 0)
+  D:fit_columns(D.fixed, 40)
+  D.ws:setup { hidden = true }
 end
 
 return M

@@ -1,0 +1,331 @@
+-- strata.lib.s3preflight: the read-only preflight of the S3-over-RDMA
+-- paths (specs/s3rdma/preflight.lua: E3P before the host-memory rows, E4P
+-- before the GPU-memory rows).  Each known cause of "the transfer works,
+-- the RDMA counters stay at zero" or of a crash is one named check with a
+-- fix hint; nothing on the site is changed.
+--
+-- The causes are MinIO's (minio/rdma-training @9d96166
+-- docs/troubleshooting.md, sections 1-6); the cufile.json keys are
+-- NVIDIA's (docs.nvidia.com/gpudirect-storage/cuobject/cuObjClient-api:
+-- "RDMA Peer Memory Configuration", "RDMA Multipathing"; the sample
+-- cuobj.json NVIDIA ships with cuObject, minio/minio-cpp @769130e
+-- vendor/cuobj/cuobj.json): properties.rdma_dev_addr_list (IP addresses,
+-- or RDMA device / interface names), properties.rdma_peer_type
+-- ("dmabuf" | "nvidia_peermem", default nvidia_peermem; the variable
+-- CUFILE_DMABUF_ENABLE=TRUE|FALSE overrides it), properties.use_pci_p2pdma.
+-- The file is $CUFILE_ENV_PATH_JSON, else /etc/cufile.json; it may hold
+-- // comments.
+--
+-- M.gather(t, s, memory) collects the facts, M.judge(f) turns them into
+-- checks {name, status = "ok"|"FAIL"|"n/a"|"absent", value, fix, source},
+-- M.verdict(checks) says PASS / FAIL (first failed check) / SKIP (a
+-- needed fact is absent).  judge is pure: tests feed it facts.
+local cjson = require "cjson"
+
+local M = {}
+local GiB = 1073741824
+M.MAX_REGISTRATION = 4 * GiB      -- kCuObjMaxMemoryRegSize (cuobj.h)
+
+local TS = "minio/rdma-training docs/troubleshooting.md"
+
+-- Drop // comments outside strings (NVIDIA's sample files carry them).
+function M.strip_comments(text)
+  local out, i, n, instr = {}, 1, #text, false
+  while i <= n do
+    local c = text:sub(i, i)
+    if instr then
+      out[#out + 1] = c
+      if c == "\\" then out[#out + 1] = text:sub(i + 1, i + 1); i = i + 1
+      elseif c == '"' then instr = false end
+    elseif c == '"' then
+      instr = true
+      out[#out + 1] = c
+    elseif c == "/" and text:sub(i + 1, i + 1) == "/" then
+      while i <= n and text:sub(i, i) ~= "\n" do i = i + 1 end
+      out[#out + 1] = "\n"
+    else
+      out[#out + 1] = c
+    end
+    i = i + 1
+  end
+  return table.concat(out)
+end
+
+-- The cuFile configuration: {path, props} or {path, err}.
+function M.read_cufile(env)
+  env = env or os.getenv
+  local path = env("CUFILE_ENV_PATH_JSON")
+  local via = "CUFILE_ENV_PATH_JSON"
+  if not path or path == "" then path, via = "/etc/cufile.json", "default" end
+  local f, err = io.open(path, "r")
+  if not f then return { path = path, via = via, err = err } end
+  local text = f:read("a")
+  f:close()
+  local ok, doc = pcall(cjson.decode, M.strip_comments(text))
+  if not ok or type(doc) ~= "table" then
+    return { path = path, via = via, err = "not valid JSON: "
+             .. tostring(doc):gsub("^.-: ", "") }
+  end
+  return { path = path, via = via,
+           props = type(doc.properties) == "table" and doc.properties or {} }
+end
+
+-- Active RoCE ports: {{device, port, netdev, addrs = {ip = true}}}.
+function M.roce_ports(inventory)
+  local out = {}
+  for _, d in ipairs(inventory or {}) do
+    for _, p in ipairs(d.ports or {}) do
+      if p.state == "PORT_ACTIVE" and p.link_layer == "Ethernet" then
+        local e = { device = d.name, port = p.port, netdev = p.netdev,
+                    addrs = {} }
+        for _, g in ipairs(p.gids or {}) do
+          if g.ipv4 then e.addrs[g.ipv4] = true end
+          if g.gid and not g.gid:find("^fe80") and not g.ipv4 then
+            e.addrs[g.gid] = true
+          end
+        end
+        out[#out + 1] = e
+      end
+    end
+  end
+  return out
+end
+
+local function fmt_bytes(n)
+  if n < 0 then return "unlimited" end
+  if n >= GiB then return ("%.1f GiB"):format(n / GiB) end
+  return ("%d KiB"):format(n // 1024)
+end
+
+local function check(list, name, status, value, fix, source)
+  list[#list + 1] = { name = name, status = status, value = tostring(value),
+                      fix = status == "ok" and "" or (fix or ""),
+                      source = source or "" }
+end
+
+-- f: {provider, memory, device, dc = {dc, why} | nil, dc_err,
+--     ports (M.roce_ports), cufile (M.read_cufile), dmabuf_env,
+--     host (s3rdma.gpu_path_facts), cuda = {devices} | {err},
+--     need_lock (bytes the run pins), max_registration (largest single
+--     buffer), concurrency}
+function M.judge(f)
+  local c = {}
+  local cuobj = f.provider == "cuobject"
+  local gpu = f.memory == "cuda"
+  local na = "n/a (provider " .. tostring(f.provider) .. ")"
+
+  -- 0. an RDMA device at all (else the whole path SKIPs)
+  local gate = {}
+  if f.dc then
+    check(c, "rdma_device", "ok", f.device or "first device")
+  else
+    check(c, "rdma_device", "absent", f.dc_err or "no RDMA device")
+    gate[#gate + 1] = c[#c]
+  end
+
+  -- 1. DC transport: cuObject's CUOBJ_PROTO_RDMA_DC_V1 needs it
+  if not f.dc then
+    check(c, "dc_transport", "absent", f.dc_err or "no RDMA device")
+  elseif not cuobj then
+    check(c, "dc_transport", "n/a", na .. "; " .. (f.dc and f.dc.why or
+          f.dc_err or "not probed"))
+  else
+    check(c, "dc_transport", f.dc.dc and "ok" or "FAIL", f.dc.why,
+          "cuObject (AIStor's S3 over RDMA) needs the DC transport of an "
+          .. "NVIDIA ConnectX/BlueField NIC; on irdma (E810) or rxe use "
+          .. "provider \"rc\" (hipobj-rc-v2) or a ConnectX",
+          "engine/verbs/dc.h (UCX uct_ib_mlx5_check_dc)")
+  end
+
+  -- 2-5. cuFile's configuration (cuObject registers through cuFile)
+  local cf = f.cufile or {}
+  local props = cf.props
+  if not cuobj then
+    check(c, "cufile.config", "n/a", na)
+  elseif not props then
+    check(c, "cufile.config", "FAIL", (cf.path or "?") .. ": "
+          .. tostring(cf.err), "point CUFILE_ENV_PATH_JSON at a cufile.json "
+          .. "(or install /etc/cufile.json)", TS .. " 1")
+  else
+    check(c, "cufile.config", "ok", cf.path .. " (" .. cf.via .. ")")
+  end
+  if cuobj and props then
+    local list = props.rdma_dev_addr_list
+    local names, matched, unmatched = {}, {}, {}
+    for _, p in ipairs(f.ports or {}) do
+      names[p.device] = p
+      if p.netdev then names[p.netdev] = p end
+    end
+    if type(list) ~= "table" or #list == 0 then
+      check(c, "cufile.rdma_dev_addr_list", "FAIL", "empty (cuFile then "
+            .. "registers nothing for RDMA and every transfer goes over "
+            .. "HTTP without an error)", "list the IPv4 addresses of the "
+            .. "PORT_ACTIVE RoCE ports (MinIO's 12-cufile-config.sh derives "
+            .. "them from /sys/class/infiniband/*/device/net/*)", TS .. " 1")
+    else
+      for _, a in ipairs(list) do
+        local hit = names[a]
+        for _, p in ipairs(f.ports or {}) do
+          if p.addrs[a] then hit = p end
+        end
+        if hit then matched[#matched + 1] = a .. "=" .. hit.device
+        else unmatched[#unmatched + 1] = tostring(a) end
+      end
+      local v = ("%s; matches an active RoCE port: %s%s"):format(
+        table.concat(list, ","), #matched > 0 and table.concat(matched, ",")
+        or "none", #unmatched > 0 and ("; no active RoCE port has "
+        .. table.concat(unmatched, ",")) or "")
+      check(c, "cufile.rdma_dev_addr_list", #matched > 0 and "ok" or "FAIL",
+            v, "use addresses (or device names) of PORT_ACTIVE RoCE ports",
+            TS .. " 1")
+    end
+    local peer = props.rdma_peer_type or "nvidia_peermem"
+    local env = f.dmabuf_env and f.dmabuf_env:upper()
+    if env == "TRUE" then peer = "dmabuf (CUFILE_DMABUF_ENABLE=TRUE)"
+    elseif env == "FALSE" then peer = "nvidia_peermem (CUFILE_DMABUF_ENABLE=FALSE)"
+    end
+    check(c, "cufile.rdma_peer_type", peer:find("^dmabuf") and "ok" or "FAIL",
+          peer, "set \"rdma_peer_type\": \"dmabuf\" in properties",
+          TS .. " 1")
+    check(c, "cufile.use_pci_p2pdma", props.use_pci_p2pdma == true and "ok"
+          or "FAIL", tostring(props.use_pci_p2pdma),
+          "set \"use_pci_p2pdma\": true in properties", TS .. " 1")
+  elseif cuobj then
+    for _, n in ipairs { "cufile.rdma_dev_addr_list", "cufile.rdma_peer_type",
+                         "cufile.use_pci_p2pdma" } do
+      check(c, n, "FAIL", "no cuFile configuration", "see cufile.config",
+            TS .. " 1")
+    end
+  else
+    for _, n in ipairs { "cufile.rdma_dev_addr_list", "cufile.rdma_peer_type",
+                         "cufile.use_pci_p2pdma" } do
+      check(c, n, "n/a", na)
+    end
+  end
+
+  -- 6. the libcufile the loader picks for libcufile.so.0
+  local h = f.host or {}
+  if not cuobj then
+    check(c, "libcufile.symbol", "n/a", na)
+  elseif not h.cufile_loaded then
+    check(c, "libcufile.symbol", "FAIL", "libcufile.so.0 not loadable: "
+          .. tostring(h.cufile_why), "install cuFile >= 1.18 (CUDA 13.1 or "
+          .. "the GDS package)", TS .. " 2")
+  else
+    check(c, "libcufile.symbol", h.cufile_desc_str and "ok" or "FAIL",
+          ("%s (cuFileGetVersion %s) %s cuFileRDMADescStrGet"):format(
+            h.cufile_path or "?", tostring(h.cufile_version),
+            h.cufile_desc_str and "exports" or "LACKS"),
+          "cuObject needs cuFile >= 1.18; an older copy with the same SONAME "
+          .. "loaded first (a PyTorch wheel's 1.15 under site-packages/"
+          .. "nvidia) wins: LD_PRELOAD the 1.18 libcufile", TS .. " 2")
+  end
+
+  -- 7. locked memory: RDMA pins every buffer
+  if h.memlock == nil then
+    check(c, "ulimit_l", "absent", "not read")
+  else
+    local ok = h.memlock < 0 or h.memlock >= (f.need_lock or 0)
+    check(c, "ulimit_l", ok and "ok" or "FAIL",
+          ("%s (this run pins %s)"):format(fmt_bytes(h.memlock),
+          fmt_bytes(f.need_lock or 0)), "ulimit -l unlimited (limits.conf "
+          .. "memlock, or LimitMEMLOCK=infinity for a service)",
+          "minio/rdma-training docs/01-setup-aistor-rdma.md")
+  end
+
+  -- 8. GPU peer memory: nvidia_peermem or dma-buf
+  if not gpu then
+    check(c, "gpu.peer_memory", "n/a", "n/a (host memory)")
+  elseif not f.cuda or not f.cuda.devices then
+    check(c, "gpu.peer_memory", "absent", "no CUDA GPU: "
+          .. tostring(f.cuda and f.cuda.err or "not probed"))
+    gate[#gate + 1] = c[#c]
+  else
+    local dmabuf = {}
+    for _, d in ipairs(f.cuda.devices) do
+      if d.dmabuf then dmabuf[#dmabuf + 1] = "GPU" .. d.index end
+    end
+    local ok = h.peermem or #dmabuf > 0
+    check(c, "gpu.peer_memory", ok and "ok" or "FAIL",
+          ("nvidia_peermem %s; CUDA dma-buf %s"):format(
+            h.peermem and "loaded" or "not loaded",
+            #dmabuf > 0 and table.concat(dmabuf, ",") or "on no GPU"),
+          "load nvidia_peermem, or use a driver/kernel with dma-buf (then "
+          .. "rdma_peer_type dmabuf)", TS .. " 1")
+  end
+
+  -- 9. cuObject's 4 GiB registration limit
+  if not cuobj then
+    check(c, "registration_limit", "n/a", na)
+  else
+    local mr = f.max_registration or 0
+    check(c, "registration_limit", mr < M.MAX_REGISTRATION and "ok" or "FAIL",
+          ("largest single buffer %s (limit < 4 GiB)"):format(fmt_bytes(mr)),
+          "split: multipart parts or ranges of <= 2 GiB (strata refuses "
+          .. ">= 4 GiB with cuObject)", TS .. " 4")
+  end
+
+  -- 10-11. properties of strata's own engine (shown: other clients
+  -- crash on these)
+  check(c, "cuda_context_per_thread", gpu and "ok" or "n/a",
+        gpu and "strata binds the GPU's context in each worker thread "
+        .. "(engine/s3rdma/workload.c, cuda_bind)" or "n/a (host memory)",
+        "torch.cuda.set_device() in every thread before its first RDMA call",
+        TS .. " 5")
+  check(c, "one_buffer_per_stream", "ok", ("%d stream(s), %d buffer(s): "
+        .. "one registered buffer per worker"):format(f.concurrency or 1,
+        f.concurrency or 1), "one destination buffer per concurrent stream",
+        TS .. " 6")
+  c.gate = gate
+  return c
+end
+
+-- PASS, or FAIL with the first failed check, or SKIP when a fact the
+-- path needs is absent (no RDMA device, no GPU for the GPU path).
+function M.verdict(checks)
+  local g = checks.gate and checks.gate[1]
+  if g then
+    return "SKIP", ("preflight: %s absent: %s"):format(g.name, g.value)
+  end
+  local absent
+  for _, ch in ipairs(checks) do
+    if ch.status == "FAIL" then
+      return "FAIL", ("preflight check %s failed: %s; fix: %s"):format(
+        ch.name, ch.value, ch.fix)
+    end
+    if ch.status == "absent" and not absent then absent = ch end
+  end
+  if absent then
+    return "SKIP", ("preflight: %s absent: %s"):format(absent.name,
+                                                       absent.value)
+  end
+  return "PASS"
+end
+
+-- Collect the facts on this host (read-only).
+function M.gather(t, s, memory, plan)
+  local f = { provider = s.provider or "rc", memory = memory,
+              concurrency = plan.concurrency,
+              need_lock = plan.concurrency * plan.buffer,
+              max_registration = plan.buffer,
+              dmabuf_env = os.getenv("CUFILE_DMABUF_ENABLE") }
+  local verbs = require "strata.verbs"
+  local okd, dc = pcall(verbs.dc_probe, s.device)
+  if okd then f.dc = dc else f.dc_err = tostring(dc):gsub("^SKIP: ", "") end
+  local oki, inv = pcall(verbs.inventory)
+  f.ports = M.roce_ports(oki and type(inv) == "table" and
+                         (inv.devices or inv) or {})
+  f.cufile = M.read_cufile()
+  f.host = require("strata.s3rdma").gpu_path_facts()
+  if memory == "cuda" then
+    local okc, cuda = pcall(require, "strata.cuda")
+    local okv, devs = false, "built without CUDA"
+    if okc then okv, devs = pcall(cuda.devices) end
+    if okv and #devs > 0 then f.cuda = { devices = devs }
+    else f.cuda = { err = okv and "no GPU" or tostring(devs):gsub("^SKIP: ", "") }
+    end
+  end
+  return f
+end
+
+return M
