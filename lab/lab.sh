@@ -213,7 +213,7 @@ scale:
   max_duration_s: 2
   max_iterations: 64
   matrix:
-    R2: { size: [65536], qps: [1, 4] }
+    R2: { size: [65536], qps: [1, 2] }
     R3: { size: [2, 4096] }
     R7: { senders: [$counts], qps: [1, 4] }
     E1: { concurrency: [1, 4] }

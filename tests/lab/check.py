@@ -17,7 +17,7 @@ STAMP = ("LAB: emulated Soft-RoCE under TCG and a one-node RGW: the figures "
 # every shipped row the lab can run: host, verbs, RoCE, S3/TCP, S3/RDMA
 RUNNABLE = ["H1", "H2", "H3", "R1", "B02-wire", "B04-wire", "R2", "R3", "R6",
             "R7", "E2", "E1", "E1T", "B01", "B03", "B10", "B12", "B14", "MIX",
-            "E3", "B02", "B04", "T1T4", "B11", "B13", "B15"]
+            "E3P", "E3", "B02", "B04", "T1T4", "B11", "B13", "B15"]
 NEEDS = re.compile(r"cuda|nvidia|gpu|kubernetes|k8s|nccl|vllm", re.I)
 fails = []
 
