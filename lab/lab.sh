@@ -153,6 +153,7 @@ rdma:
   bw_iters: 32
   lat_iters: 200
   tx_depth: 8                 # few WRITEs in flight: TCG guests stall long
+  timeout_s: 60               # ... for tens of seconds on a loaded host
   max_buffer_mb: 16
   wire_objects: 1
   peer: node-b

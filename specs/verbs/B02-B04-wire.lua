@@ -29,6 +29,7 @@ local function wire(t, object, conc)
   o.tx_depth = r.tx_depth
   o.max_buffer = vs.max_buffer(t.site)
   o.peer = vs.peer(t.site)
+  o.timeout = r.timeout_s          -- no completion this long: an error
   o.iters = t.scale.count(math.max(1, (r.wire_objects or 4) * object // size),
                           "iterations")
   local res = verbs.bw(o)

@@ -41,6 +41,7 @@ test {
     end
     o.peer = vs.peer(t.site)
     o.iters = t.scale.count(o.iters, "iterations")
+    o.timeout = (t.site.rdma or {}).timeout_s   -- no completion this long: an error
     o.duration = t.scale.seconds(o.duration, "duration (s)")
     local res = verbs.bw(o)
     t.note(("line rate %.1f Gbit/s (%s); %s, GID %d, MTU %d, far end %s")
