@@ -13,7 +13,8 @@
 # and DIR/site.yaml a site-file fragment with the same.
 # Environment: RGW_PORT_BASE (default: a free range picked at random),
 # RGW_STORE=memstore|bluestore (default memstore: data in RAM),
-# RGW_MGR=0 to skip ceph-mgr (no metrics, ~2 s faster).
+# RGW_MGR=0 to skip ceph-mgr (no metrics, ~2 s faster), RGW_EXTRA_ADDR=A
+# to have radosgw listen on A too (same port; the fleet bed's bridge).
 set -eu
 
 die() { echo "rgw.sh: $*" >&2; exit 1; }
@@ -113,7 +114,7 @@ mgr_data = $D/mgr
 [client.rgw.a]
 ms_mon_client_mode = crc
 auth_client_required = none
-rgw_frontends = beast endpoint=127.0.0.1:$rgwp tcp_nodelay=1
+rgw_frontends = beast endpoint=127.0.0.1:$rgwp${RGW_EXTRA_ADDR:+ endpoint=$RGW_EXTRA_ADDR:$rgwp} tcp_nodelay=1
 rgw_data = $D/rgw
 # reclaim deleted and overwritten data soon (default: after 2 hours)
 rgw_gc_obj_min_wait = 5

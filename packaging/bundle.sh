@@ -4,6 +4,7 @@
 #   lib/         the shared libraries a stock Ubuntu 24.04 / RHEL 9-10 node
 #                lacks (everything ldd lists except the list below)
 #   lua/ specs/  the runner and the shipped runbook
+#   packaging/grafana/  the dashboard strata k8s render ships
 #   BUNDLE.txt   what was bundled and why, the glibc it needs
 # usage: bundle.sh STRATA_BINARY SOURCE_DIR OUT_DIR VERSION
 # docs/bundle.md explains the choices.
@@ -41,6 +42,8 @@ fi
 
 cp -R "$src/lua" "$stage/lua"
 cp -R "$src/specs" "$stage/specs"
+mkdir -p "$stage/packaging"
+cp -R "$src/packaging/grafana" "$stage/packaging/grafana"   # strata k8s render
 glibc=$(objdump -T "$bin" | grep -o 'GLIBC_2\.[0-9]*' | sort -uV | tail -1)
 {
   echo "strata $ver, linux x86_64"

@@ -1,14 +1,17 @@
 /*
- * counters.h - host counters without Lua: parsers for /proc/stat,
- * /proc/softirqs, /proc/interrupts, /proc/net/dev, /proc/net/snmp and the
- * RDMA port counters in sysfs; the Prometheus text exposition format; an
- * HTTP GET over libcurl with a hard timeout; and a sampler thread that
- * snapshots all of them at a fixed interval.
+ * counters.h - the counter sampler and its sources, without Lua: the
+ * /proc and sysfs parsers (procfs.h), NIC statistics (ethtool.h), NVML
+ * gauges, a reader that keeps every source file open between snapshots,
+ * and a sampler thread that snapshots them at a fixed interval, with
+ * Prometheus endpoints scraped through engine/prom beside it.
  *
  * Names are dotted and stable (docs/counters.md): cpu.total.user,
  * softirq.NET_RX, intr.<irq>.<name>, ctxt, net.<if>.rx_bytes,
  * tcp.RetransSegs, rdma.<dev>.<port>.<counter>, prom.<src>.<metric>{...}.
  * CPU times are in seconds (jiffies / USER_HZ).
+ *
+ * Files, bottom up: set.c (named values) <- procfs.c, ethtool.c (the
+ * sources) <- reader.c (snapshots) <- sampler.c; none calls upward.
  */
 #ifndef STRATA_COUNTERS_H
 #define STRATA_COUNTERS_H
@@ -16,68 +19,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* --- Sets of named values ------------------------------------------ */
-
-enum ctr_kind {
-  CTR_COUNTER,  /* monotonic: delta, rate, stats of per-interval rates */
-  CTR_GAUGE,    /* level: delta = last - first, stats of the values */
-  CTR_PCT       /* derived CPU percentage over an interval */
-};
-
-struct ctr_set {
-  size_t n, cap;
-  char **names;          /* owned */
-  double *vals;
-  unsigned char *kinds;  /* enum ctr_kind */
-};
-
-void ctr_set_init(struct ctr_set *s);
-void ctr_set_clear(struct ctr_set *s);  /* n = 0, keeps the memory */
-void ctr_set_free(struct ctr_set *s);
-/* Append name = v; returns -1 when out of memory. */
-int ctr_set_add(struct ctr_set *s, const char *name, double v, int kind);
-/* Index of name, or -1 (linear: tests and small sets). */
-long ctr_set_find(const struct ctr_set *s, const char *name);
-
-/* --- Parsers (text NUL ended; append to s; -1 + errno on bad text) -- */
+#include "ethtool.h"
+#include "procfs.h"
+/* by path: engine/s3rdma has a prom.h of its own on its include path */
+#include "../prom/prom.h"
+#include "set.h"
 
 enum ctr_source {
-  CTR_SRC_CPU = 1, CTR_SRC_SOFTIRQ = 2, CTR_SRC_INTR = 4, CTR_SRC_CTXT = 8,
-  CTR_SRC_NET = 16, CTR_SRC_RDMA = 32, CTR_SRC_TCP = 64,
-  CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256
+  CTR_SRC_CPU = CTR_STAT_CPU, CTR_SRC_SOFTIRQ = 2, CTR_SRC_INTR = 4,
+  CTR_SRC_CTXT = CTR_STAT_CTXT, CTR_SRC_NET = 16, CTR_SRC_RDMA = 32,
+  CTR_SRC_TCP = 64, CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256
 };
 
-/* CPU fields, in /proc/stat order, as named in the series. */
-#define CTR_CPU_FIELDS 8
-extern const char *const ctr_cpu_fields[CTR_CPU_FIELDS];
+/* --- Snapshots (reader.c) ------------------------------------------- */
 
-/* /proc/stat: cpu.total.<f> (and cpu.cpuN.<f> when per_cpu) in seconds
- * when CTR_SRC_CPU is in want; ctxt, processes, intr.total for
- * CTR_SRC_CTXT. */
-int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
-                   int per_cpu, struct ctr_set *s);
-/* /proc/softirqs: softirq.<NAME>, summed over CPUs. */
-int ctr_parse_softirqs(const char *text, struct ctr_set *s);
-/* /proc/interrupts: intr.<irq>.<device> summed over CPUs (device: the
- * last word, [A-Za-z0-9_-] kept); intr.<NMI|LOC|...> for the named rows. */
-int ctr_parse_interrupts(const char *text, struct ctr_set *s);
-/* /proc/net/dev: net.<if>.{rx,tx}_{bytes,packets,errs,drop}. */
-int ctr_parse_netdev(const char *text, struct ctr_set *s);
-/* /proc/net/snmp Tcp: tcp.{ActiveOpens,InSegs,OutSegs,RetransSegs,...}. */
-int ctr_parse_snmp(const char *text, struct ctr_set *s);
-/* Every file in <root>/sys/class/infiniband/<dev>/ports/<p>/counters and
- * .../hw_counters: rdma.<dev>.<p>.<counter>.  No such directory:
- * nothing, returns 0. */
-int ctr_read_rdma(const char *root, struct ctr_set *s);
+/* /proc/stat, softirqs, interrupts, net/dev, net/snmp */
+#define CTR_PROC_FILES 5
 
-/* `ethtool -S <ifname>` through the ioctl: ethtool.<if>.<stat> (live
- * host only).  -1 with errno when the interface has no statistics. */
-int ctr_read_ethtool(const char *ifname, struct ctr_set *s);
+struct ctr_reader;
 
-/* Read a whole file into *buf (grown as needed, NUL ended).  0 or -1. */
-int ctr_read_file(const char *path, char **buf, size_t *cap, size_t *len);
+/* Open the files of the sources asked for under root ("" or "/" = this
+ * host) once; ifaces as for ctr_snapshot (kept by pointer: it must
+ * outlive the reader).  -1 with "path: strerror" in err. */
+int ctr_reader_open(const char *root, unsigned sources, int per_cpu,
+                    char *const *ifaces, struct ctr_reader **out,
+                    char *err, size_t errlen);
+/* One snapshot into s (appended), each file re-read with pread. */
+int ctr_reader_read(struct ctr_reader *r, struct ctr_set *s, char *err,
+                    size_t errlen);
+void ctr_reader_close(struct ctr_reader **r);
 
-/* One snapshot of the local sources under root ("" or "/" = this host).
+/* One snapshot of the local sources under root ("" or "/" = this host):
+ * a reader opened, read once and closed.
  * CTR_SRC_ETHTOOL reads the interfaces in ifaces (NULL-ended; NULL = every
  * interface with a device behind it); it needs the live host.
  * On failure -1 with "path: strerror" in err. */
@@ -85,74 +58,12 @@ int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
                  char *const *ifaces, struct ctr_set *s, char *err,
                  size_t errlen);
 
-/* --- Prometheus text exposition format ------------------------------ */
-
-struct prom_label {
-  char *name, *value;
-};
-struct prom_sample {
-  char *name;
-  struct prom_label *labels;
-  size_t nlabels;
-  double value;
-  int has_ts;
-  int64_t ts_ms;
-  long family;  /* index in prom_doc.fams, or -1 */
-};
-struct prom_family {
-  char *name, *type, *help;  /* type/help may be NULL */
-};
-struct prom_doc {
-  struct prom_sample *s;
-  size_t n, cap;
-  struct prom_family *fams;
-  size_t nfam, famcap;
-};
-
-/* Parse text[0..len).  On malformed input returns -1 and writes
- * "line N: <what>" into err; doc then holds what came before (free it). */
-int prom_parse(const char *text, size_t len, struct prom_doc *doc,
-               char *err, size_t errlen);
-void prom_doc_free(struct prom_doc *doc);
-/* "name{a=\"x\",b=\"y\"}" with labels sorted by name and values escaped;
- * returns the length it needs (like snprintf). */
-size_t prom_key(const struct prom_sample *s, char *buf, size_t len);
-/* Counter-like (counter, histogram, summary, or an untyped name ending in
- * _total/_sum/_count/_bucket)? */
-int prom_is_counter(const struct prom_doc *d, const struct prom_sample *s);
-
-/* --- HTTP GET (libcurl) --------------------------------------------- */
-
-struct http_req {
-  const char *url;
-  double timeout_s;       /* whole transfer, connect included */
-  const char *bearer;     /* token or NULL; never copied into messages */
-  const char *ca_bundle;  /* or NULL */
-  size_t max_bytes;       /* body cap; 0 = 64 MiB */
-  int any_status;         /* HTTP >= 400 is not a failure: caller looks */
-};
-
-/* GET; *body malloc'd (NUL ended).  On failure -1 and err holds
- * "<step>: <detail>" (step: url, resolve, connect, tls, response,
- * status, body).  An HTTP status >= 400 is a failure unless any_status. */
-int http_get(const struct http_req *r, char **body, size_t *len,
-             long *status, char *err, size_t errlen);
-/* url without "user:password@" into out. */
-void http_safe_url(const char *url, char *out, size_t len);
-
-/* GET r->url and parse it into *doc (free with prom_doc_free).  -1 with
- * err "<step>: <detail>" (the steps of http_get, or "parse: line N: ..."). */
-int prom_fetch(const struct http_req *r, struct prom_doc *doc, char *err,
-               size_t errlen);
-/* Sum of every sample named name, whatever its labels; *found (if given)
- * gets how many there were. */
-double prom_sum(const struct prom_doc *d, const char *name, int *found);
-
 /* Scrape url and add prom.<src>.<key> for samples whose name matches one
  * of the fnmatch patterns (none = all).  -1 with err on failure. */
-int prom_scrape_into(const struct http_req *r, const char *src,
-                     char *const *match, size_t nmatch, struct ctr_set *s,
-                     char *err, size_t errlen);
+int ctr_scrape_prom(const struct http_req *r, const char *src,
+                    char *const *match, size_t nmatch, struct ctr_set *s,
+                    char *err, size_t errlen);
+
 
 /* --- Sampler thread -------------------------------------------------- */
 
@@ -201,6 +112,7 @@ struct ctr_result {
   size_t nt;               /* series points (t[0] = 0 has no rate) */
   const double *t, *series;
   size_t ticks;            /* snapshots taken */
+  double cpu_s;            /* CPU time of the sampler's threads (its cost) */
   size_t nerrors;
   const char *const *errors;  /* scrape failures during the run */
 };

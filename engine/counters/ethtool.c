@@ -2,10 +2,12 @@
  * ethtool.c - NIC statistics through the ethtool ioctl (what `ethtool -S`
  * prints): the PFC pause, ECN and per-queue drop counters that RoCE
  * congestion tests judge (rx_prio3_pause, tx_pause_ctrl_phy, ...), as
- * ethtool.<if>.<stat>.  No per-tick process: two ioctls per interface.
+ * ethtool.<if>.<stat> (ethtool.h).  No per-tick process: two ioctls per
+ * interface.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -16,7 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "counters.h"
+#include "ethtool.h"
 
 static int ioc(int fd, const char *ifname, void *data)
 {

@@ -1,85 +1,25 @@
 /*
- * procfs.c - counter sets and the /proc and sysfs counter parsers.
- * Every parser reads text (recorded fixtures in tests, live files in the
- * sampler) and appends named values; none allocates per value beyond the
- * name.
+ * procfs.c - the /proc and sysfs counter parsers (procfs.h).  Every
+ * parser reads text (recorded fixtures in tests, live files in the
+ * sampler) and appends named values without printf or scanf: a snapshot
+ * of a few hundred values is parsed in tens of microseconds, and names
+ * the set already holds are not allocated again (set.h).
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "counters.h"
+#include "procfs.h"
 #include "strata.h"
-#include "nvml.h"
 
 const char *const ctr_cpu_fields[CTR_CPU_FIELDS] = {
   "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"
 };
-
-void ctr_set_init(struct ctr_set *s)
-{
-  memset(s, 0, sizeof(*s));
-}
-
-void ctr_set_clear(struct ctr_set *s)
-{
-  for(size_t i = 0; i < s->n; i++)
-    free(s->names[i]);
-  s->n = 0;
-}
-
-void ctr_set_free(struct ctr_set *s)
-{
-  ctr_set_clear(s);
-  free(s->names);
-  free(s->vals);
-  free(s->kinds);
-  ctr_set_init(s);
-}
-
-int ctr_set_add(struct ctr_set *s, const char *name, double v, int kind)
-{
-  if(s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 64;
-    char **n = realloc(s->names, cap * sizeof(*n));
-    double *d;
-    unsigned char *k;
-    if(!n)
-      return -1;
-    s->names = n;
-    d = realloc(s->vals, cap * sizeof(*d));
-    if(!d)
-      return -1;
-    s->vals = d;
-    k = realloc(s->kinds, cap);
-    if(!k)
-      return -1;
-    s->kinds = k;
-    s->cap = cap;
-  }
-  s->names[s->n] = strdup(name);
-  if(!s->names[s->n])
-    return -1;
-  s->vals[s->n] = v;
-  s->kinds[s->n] = (unsigned char)kind;
-  s->n++;
-  return 0;
-}
-
-long ctr_set_find(const struct ctr_set *s, const char *name)
-{
-  for(size_t i = 0; i < s->n; i++)
-    if(!strcmp(s->names[i], name))
-      return (long)i;
-  return -1;
-}
 
 int ctr_read_file(const char *path, char **buf, size_t *cap, size_t *len)
 {
@@ -111,24 +51,36 @@ static void clean_name(char *s)
       *s = '_';
 }
 
-/* Append a counter named by a format (names longer than 511 are cut). */
-static int addf(struct ctr_set *s, double v, int kind, const char *fmt, ...)
-  __attribute__((format(printf, 4, 5)));
-
-static int addf(struct ctr_set *s, double v, int kind, const char *fmt, ...)
+/* First whitespace-separated word of p into key (cut at len - 1);
+ * returns what follows it. */
+static const char *word(const char *p, char *key, size_t len)
 {
-  char name[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(name, sizeof(name), fmt, ap);
-  va_end(ap);
-  return ctr_set_add(s, name, v, kind);
+  size_t n = 0;
+  while(*p == ' ' || *p == '\t')
+    p++;
+  while(*p && *p != ' ' && *p != '\t') {
+    if(n + 1 < len)
+      key[n++] = *p;
+    p++;
+  }
+  key[n] = '\0';
+  return p;
 }
 
-static int add2(struct ctr_set *s, const char *a, const char *b, double v,
-                int kind)
+/* Up to max unsigned decimals from p; returns how many were read. */
+static int numbers(const char *p, unsigned long long *v, int max)
 {
-  return addf(s, v, kind, "%s.%s", a, b);
+  int got = 0;
+  while(got < max) {
+    char *e;
+    while(*p == ' ' || *p == '\t')
+      p++;
+    if(!isdigit((unsigned char)*p))
+      break;
+    v[got++] = strtoull(p, &e, 10);
+    p = e;
+  }
+  return got;
 }
 
 int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
@@ -142,18 +94,15 @@ int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
     clk_tck = 100;
   while(next_line(&p, line, sizeof(line))) {
     char key[64];
-    int off = 0;
-    if(sscanf(line, "%63s%n", key, &off) != 1)
+    const char *rest = word(line, key, sizeof(key));
+    if(!key[0])
       continue;
     if(!strncmp(key, "cpu", 3)) {
       char grp[80];
       unsigned long long v[CTR_CPU_FIELDS] = { 0 };
-      int got;
-      if(!(want & CTR_SRC_CPU))
+      if(!(want & CTR_STAT_CPU))
         continue;
-      got = sscanf(line + off, "%llu %llu %llu %llu %llu %llu %llu %llu",
-                   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
-      if(got < 4) {
+      if(numbers(rest, v, CTR_CPU_FIELDS) < 4) {
         errno = EINVAL;
         return -1;
       }
@@ -164,12 +113,12 @@ int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
       else
         continue;
       for(int i = 0; i < CTR_CPU_FIELDS; i++)
-        if(add2(s, grp, ctr_cpu_fields[i], (double)v[i] / (double)clk_tck,
-                CTR_COUNTER))
+        if(ctr_set_add2(s, grp, ctr_cpu_fields[i],
+                        (double)v[i] / (double)clk_tck, CTR_COUNTER))
           return -1;
       saw_cpu = saw_cpu || key[3] == '\0';
     }
-    else if(want & CTR_SRC_CTXT) {
+    else if(want & CTR_STAT_CTXT) {
       unsigned long long v;
       const char *name = NULL;
       if(!strcmp(key, "ctxt"))
@@ -180,7 +129,7 @@ int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
         name = "intr.total";
       if(!name)
         continue;
-      if(sscanf(line + off, "%llu", &v) != 1) {
+      if(numbers(rest, &v, 1) != 1) {
         errno = EINVAL;
         return -1;
       }
@@ -188,7 +137,7 @@ int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
         return -1;
     }
   }
-  if((want & CTR_SRC_CPU) && !saw_cpu) {
+  if((want & CTR_STAT_CPU) && !saw_cpu) {
     errno = EINVAL;
     return -1;
   }
@@ -268,7 +217,8 @@ int ctr_parse_softirqs(const char *text, struct ctr_set *s)
       return -1;
     if(r == 0)
       continue;
-    if(add2(s, "softirq", name, sum_cols(cols, ncpu, NULL), CTR_COUNTER))
+    if(ctr_set_add2(s, "softirq", name, sum_cols(cols, ncpu, NULL),
+                     CTR_COUNTER))
       return -1;
   }
   if(ncpu < 0) {
@@ -301,7 +251,7 @@ int ctr_parse_interrupts(const char *text, struct ctr_set *s)
       rest[--n] = '\0';
     if(!isdigit((unsigned char)*irq)) {
       /* NMI, LOC, ERR, MIS ...: the description is prose, keep the tag */
-      if(addf(s, v, CTR_COUNTER, "intr.%s", irq))
+      if(ctr_set_add2(s, "intr", irq, v, CTR_COUNTER))
         return -1;
       continue;
     }
@@ -310,7 +260,7 @@ int ctr_parse_interrupts(const char *text, struct ctr_set *s)
     if(!*dev)
       dev = "none";
     clean_name(dev);
-    if(addf(s, v, CTR_COUNTER, "intr.%s.%s", irq, dev))
+    if(ctr_set_add3(s, "intr", irq, dev, v, CTR_COUNTER))
       return -1;
   }
   if(ncpu < 0) {
@@ -360,7 +310,8 @@ int ctr_parse_netdev(const char *text, struct ctr_set *s)
     clean_name(ifn);
     (void)!snprintf(grp, sizeof(grp), "net.%.80s", ifn);
     for(size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-      if(add2(s, grp, cols[keep[i]], (double)v[keep[i]], CTR_COUNTER))
+      if(ctr_set_add2(s, grp, cols[keep[i]], (double)v[keep[i]],
+                       CTR_COUNTER))
         return -1;
   }
   return 0;
@@ -385,7 +336,8 @@ int ctr_parse_snmp(const char *text, struct ctr_set *s)
       /* RtoAlgorithm, RtoMin, RtoMax, MaxConn, CurrEstab are levels */
       int gauge = !strncmp(h, "Rto", 3) || !strcmp(h, "MaxConn") ||
                   !strcmp(h, "CurrEstab");
-      if(add2(s, "tcp", h, strtod(v, NULL), gauge ? CTR_GAUGE : CTR_COUNTER))
+      if(ctr_set_add2(s, "tcp", h, strtod(v, NULL),
+                       gauge ? CTR_GAUGE : CTR_COUNTER))
         return -1;
       h = strtok_r(NULL, " ", &hs);
       v = strtok_r(NULL, " ", &vs);
@@ -407,14 +359,53 @@ static void free_list(struct dirent **l, int n)
   free(l);
 }
 
-int ctr_read_rdma(const char *root, struct ctr_set *s)
+void ctr_rdma_files_free(struct ctr_rdma_files *f)
+{
+  for(size_t i = 0; i < f->n; i++) {
+    close(f->fd[i]);
+    free(f->name[i]);
+  }
+  free(f->fd);
+  free(f->name);
+  memset(f, 0, sizeof(*f));
+}
+
+static int rdma_keep(struct ctr_rdma_files *f, int fd, const char *dev,
+                     const char *port, const char *ctr)
+{
+  char name[512];
+  int *nfd;
+  char **nn;
+  if(f->n == f->cap) {
+    size_t cap = f->cap ? f->cap * 2 : 64;
+    nfd = realloc(f->fd, cap * sizeof(*nfd));
+    if(!nfd)
+      return -1;
+    f->fd = nfd;
+    nn = realloc(f->name, cap * sizeof(*nn));
+    if(!nn)
+      return -1;
+    f->name = nn;
+    f->cap = cap;
+  }
+  (void)!snprintf(name, sizeof(name), "rdma.%.150s.%.50s.%.250s", dev, port,
+                  ctr);
+  f->name[f->n] = strdup(name);
+  if(!f->name[f->n])
+    return -1;
+  f->fd[f->n++] = fd;
+  return 0;
+}
+
+int ctr_rdma_files_open(const char *root, struct ctr_rdma_files *f)
 {
   static const char *const sub[2] = { "counters", "hw_counters" };
-  char base[512], path[1024], buf[64];
+  char base[512], path[1024];
   int bn;
   struct dirent **devs = NULL;
   int nd, rc = 0;
 
+  memset(f, 0, sizeof(*f));
   bn = snprintf(base, sizeof(base), "%s/sys/class/infiniband", root);
   if(bn < 0 || (size_t)bn >= sizeof(base))
     return 0;
@@ -442,23 +433,17 @@ int ctr_read_rdma(const char *root, struct ctr_set *s)
         for(int m = 0; m < nc && !rc; m++) {
           char file[1700];
           int fd;
-          ssize_t r;
           if(cs[m]->d_name[0] == '.' || !strcmp(cs[m]->d_name, "lifespan"))
             continue;
           (void)!snprintf(file, sizeof(file), "%s/%s", dir, cs[m]->d_name);
           fd = open(file, O_RDONLY | O_CLOEXEC);
           if(fd < 0)
             continue;  /* some counters are root-only or write-only */
-          r = read(fd, buf, sizeof(buf) - 1);
-          close(fd);
-          if(r <= 0)
-            continue;
-          buf[r] = '\0';
-          if(!isdigit((unsigned char)buf[0]))
-            continue;
-          if(addf(s, strtod(buf, NULL), CTR_COUNTER, "rdma.%s.%s.%s",
-                  devs[i]->d_name, ports[j]->d_name, cs[m]->d_name))
+          if(rdma_keep(f, fd, devs[i]->d_name, ports[j]->d_name,
+                       cs[m]->d_name)) {
+            close(fd);
             rc = -1;
+          }
         }
         if(nc > 0)
           free_list(cs, nc);
@@ -468,162 +453,34 @@ int ctr_read_rdma(const char *root, struct ctr_set *s)
       free_list(ports, np);
   }
   free_list(devs, nd);
+  if(rc)
+    ctr_rdma_files_free(f);
   return rc;
 }
 
-/* Interfaces with a device behind them (physical NICs, VFs, virtio). */
-static int ethtool_all(struct ctr_set *s, char *err, size_t errlen)
+int ctr_rdma_files_read(const struct ctr_rdma_files *f, struct ctr_set *s)
 {
-  struct dirent **e = NULL;
-  int n = scandir("/sys/class/net", &e, NULL, alphasort);
-  for(int i = 0; i < n; i++) {
-    char dev[400];
-    if(e[i]->d_name[0] != '.') {
-      (void)!snprintf(dev, sizeof(dev), "/sys/class/net/%s/device",
-                      e[i]->d_name);
-      if(!access(dev, F_OK) && ctr_read_ethtool(e[i]->d_name, s) &&
-         errno == ENOMEM) {
-        snprintf(err, errlen, "ethtool: out of memory");
-        for(; i < n; i++)
-          free(e[i]);
-        free(e);
-        return -1;
-      }
-    }
-    free(e[i]);
-  }
-  free(e);
-  return 0;
-}
-
-/* NVML gauges per GPU (gpu.<i>.<what>); no driver or no GPU adds nothing:
- * an absent source is empty, not an error.  NVML blocks ~20 ms per GPU
- * for the PCIe figures, so this source is opt-in. */
-static int gpu_sample(struct ctr_set *s, char *err, size_t errlen)
-{
-  struct nvml_sample g[NVML_GPU_MAX];
-  char nerr[256];
-  int n = nvml_sample(g, NVML_GPU_MAX, nerr, sizeof(nerr));
-  if(n == -NVML_ABSENT)
-    return 0;
-  if(n < 0) {
-    snprintf(err, errlen, "nvml: %s", nerr);
-    return -1;
-  }
-  for(int i = 0; i < n; i++) {
-    const struct { const char *what; double v; } f[] = {
-      { "util_pct", g[i].gpu_util_pct }, { "mem_util_pct", g[i].mem_util_pct },
-      { "power_w", g[i].power_w }, { "sm_clock_mhz", g[i].sm_clock_mhz },
-      { "pcie_tx_mbps", g[i].pcie_tx_mbps },
-      { "pcie_rx_mbps", g[i].pcie_rx_mbps },
-      { "mem_used_bytes", g[i].mem_used_bytes },
-    };
-    for(size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
-      char name[96];
-      snprintf(name, sizeof(name), "gpu.%u.%s", g[i].index, f[k].what);
-      if(ctr_set_add(s, name, f[k].v, CTR_GAUGE)) {
-        snprintf(err, errlen, "gpu counters: out of memory");
-        return -1;
-      }
-    }
-  }
-  return 0;
-}
-
-int ctr_snapshot(const char *root, unsigned sources, int per_cpu,
-                 char *const *ifaces, struct ctr_set *s, char *err,
-                 size_t errlen)
-{
-  static const struct {
-    unsigned src;
-    const char *file;
-    int which;
-  } files[] = {
-    { CTR_SRC_CPU | CTR_SRC_CTXT, "/proc/stat", 0 },
-    { CTR_SRC_SOFTIRQ, "/proc/softirqs", 1 },
-    { CTR_SRC_INTR, "/proc/interrupts", 2 },
-    { CTR_SRC_NET, "/proc/net/dev", 3 },
-    { CTR_SRC_TCP, "/proc/net/snmp", 4 },
-  };
-  char *buf = NULL, path[1024];
-  size_t cap = 0;
-  long tck = sysconf(_SC_CLK_TCK);
-  int rc = 0;
-
-  if(!root)
-    root = "";
-  if(!strcmp(root, "/"))
-    root = "";
-  for(size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !rc; i++) {
-    if(!(sources & files[i].src))
+  for(size_t i = 0; i < f->n; i++) {
+    char buf[64];
+    ssize_t r = pread(f->fd[i], buf, sizeof(buf) - 1, 0);
+    if(r <= 0)
       continue;
-    snprintf(path, sizeof(path), "%s%s", root, files[i].file);
-    if(ctr_read_file(path, &buf, &cap, NULL)) {
-      snprintf(err, errlen, "%s: %s", path, strerror(errno));
-      rc = -1;
-      break;
-    }
-    switch(files[i].which) {
-    case 0: rc = ctr_parse_stat(buf, tck, sources, per_cpu, s); break;
-    case 1: rc = ctr_parse_softirqs(buf, s); break;
-    case 2: rc = ctr_parse_interrupts(buf, s); break;
-    case 3: rc = ctr_parse_netdev(buf, s); break;
-    default: rc = ctr_parse_snmp(buf, s); break;
-    }
-    if(rc)
-      snprintf(err, errlen, "%s: %s", path,
-               errno == ENOMEM ? "out of memory" : "unexpected format");
+    buf[r] = '\0';
+    if(!isdigit((unsigned char)buf[0]))
+      continue;
+    if(ctr_set_add(s, f->name[i], strtod(buf, NULL), CTR_COUNTER))
+      return -1;
   }
-  if(!rc && (sources & CTR_SRC_RDMA) && ctr_read_rdma(root, s)) {
-    snprintf(err, errlen, "rdma counters: out of memory");
-    rc = -1;
-  }
-  if(!rc && (sources & CTR_SRC_ETHTOOL) && !root[0]) {
-    if(!ifaces)
-      rc = ethtool_all(s, err, errlen);
-    for(size_t i = 0; ifaces && ifaces[i] && !rc; i++)
-      if(ctr_read_ethtool(ifaces[i], s)) {
-        snprintf(err, errlen, "ethtool -S %s: %s", ifaces[i],
-                 errno == EOPNOTSUPP ? "the driver has no statistics"
-                                     : strerror(errno));
-        rc = -1;
-      }
-  }
-  if(!rc && (sources & CTR_SRC_GPU) && !root[0])
-    rc = gpu_sample(s, err, errlen);
-  free(buf);
+  return 0;
+}
+
+int ctr_read_rdma(const char *root, struct ctr_set *s)
+{
+  struct ctr_rdma_files f;
+  int rc;
+  if(ctr_rdma_files_open(root, &f))
+    return -1;
+  rc = ctr_rdma_files_read(&f, s);
+  ctr_rdma_files_free(&f);
   return rc;
-}
-
-void ctr_cpu_pct(const double d[CTR_CPU_FIELDS], double *busy, double *user,
-                 double *system, double *iowait, double *irq,
-                 double *softirq)
-{
-  /* idle and iowait can step back a tick on NO_HZ kernels: clamp at 0 */
-  double c[CTR_CPU_FIELDS], total = 0;
-  for(int i = 0; i < CTR_CPU_FIELDS; i++) {
-    c[i] = d[i] > 0 ? d[i] : 0;
-    total += c[i];
-  }
-  if(total <= 0) {
-    *busy = *user = *system = *iowait = *irq = *softirq = 0;
-    return;
-  }
-  *busy = 100.0 * (total - c[3] - c[4]) / total;
-  if(*busy > 100.0)
-    *busy = 100.0;  /* rounding of (a + b) / (a + b) */
-  *user = 100.0 * (c[0] + c[1]) / total;
-  *system = 100.0 * c[2] / total;
-  *iowait = 100.0 * c[4] / total;
-  *irq = 100.0 * c[5] / total;
-  *softirq = 100.0 * c[6] / total;
-}
-
-double ctr_rate(double a, double b, double dt)
-{
-  if(!(dt > 0))
-    return NAN;
-  if(b < a)
-    return b / dt;  /* reset or wrap: count from zero */
-  return (b - a) / dt;
 }

@@ -42,6 +42,7 @@ struct ctr_sampler {
   size_t hcap;
   struct cpu_grp *grp;
   size_t ngrp;
+  struct ctr_reader *rd;      /* the local sources, open */
   struct ctr_set snap;        /* scratch for one snapshot */
   double *first, *prev, *cur;
   uint64_t t0, tprev, tcur;
@@ -54,6 +55,7 @@ struct ctr_sampler {
   unsigned char *keep;
   size_t nt;
   double duration;
+  double cpu_s, pcpu_s;       /* CPU time of the two threads */
   /* threads */
   pthread_t th, pth;
   int th_on, pth_on, stop, pstop, stopped;
@@ -104,7 +106,7 @@ static int scrape_all(struct ctr_sampler *s, char *err, size_t errlen)
     struct ctr_set tmp;
     char e[512], safe[512], msg[1100];
     ctr_set_init(&tmp);
-    if(prom_scrape_into(&r, p->name, p->match, p->nmatch, &tmp, e,
+    if(ctr_scrape_prom(&r, p->name, p->match, p->nmatch, &tmp, e,
                         sizeof(e))) {
       http_safe_url(p->url, safe, sizeof(safe));
       snprintf(msg, sizeof(msg), "prometheus %s %s: %s", p->name, safe, e);
@@ -129,8 +131,11 @@ static int scrape_all(struct ctr_sampler *s, char *err, size_t errlen)
 static int take(struct ctr_sampler *s, char *err, size_t errlen)
 {
   ctr_set_clear(&s->snap);
-  if(ctr_snapshot(s->o.root, s->o.sources, s->o.per_cpu, s->o.ethtool,
-                  &s->snap, err, errlen))
+  /* the files stay open from the first snapshot on (reader.c) */
+  if(!s->rd && ctr_reader_open(s->o.root, s->o.sources, s->o.per_cpu,
+                               s->o.ethtool, &s->rd, err, errlen))
+    return -1;
+  if(ctr_reader_read(s->rd, &s->snap, err, errlen))
     return -1;
   pthread_mutex_lock(&s->mu);
   for(size_t i = 0; i < s->o.nprom; i++)
@@ -255,10 +260,18 @@ static int wait_tick(struct ctr_sampler *s, uint64_t next, const int *stop)
   return v;
 }
 
+static double thread_cpu(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void *sampler_main(void *arg)
 {
   struct ctr_sampler *s = arg;
   uint64_t step = (uint64_t)(s->o.interval_s * 1e9), next = s->t0;
+  double cpu0 = thread_cpu();
   char err[512];
   for(;;) {
     int stop;
@@ -278,6 +291,7 @@ static void *sampler_main(void *arg)
     if(strata_now_ns() > next + step)
       next = strata_now_ns();  /* fell behind: do not burst */
   }
+  s->cpu_s = thread_cpu() - cpu0;
   return NULL;
 }
 
@@ -286,6 +300,7 @@ static void *prom_main(void *arg)
   struct ctr_sampler *s = arg;
   uint64_t step = (uint64_t)(s->o.prom_interval_s * 1e9);
   uint64_t next = strata_now_ns();
+  double cpu0 = thread_cpu();
   for(;;) {
     int stop;
     next += step;
@@ -296,6 +311,7 @@ static void *prom_main(void *arg)
     if(strata_now_ns() > next + step)
       next = strata_now_ns();
   }
+  s->pcpu_s = thread_cpu() - cpu0;
   return NULL;
 }
 
@@ -591,6 +607,7 @@ void ctr_sampler_result(const struct ctr_sampler *s, struct ctr_result *r)
   r->t = s->st;
   r->series = s->series;
   r->ticks = s->tick;
+  r->cpu_s = s->cpu_s + s->pcpu_s;
   r->nerrors = s->nerrors;
   r->errors = (const char *const *)s->errors;
 }
@@ -620,6 +637,7 @@ void ctr_sampler_free(struct ctr_sampler **sp)
   }
   free(s->prom);
   free(s->platest);
+  ctr_reader_close(&s->rd);
   for(size_t i = 0; s->eth && s->eth[i]; i++)
     free(s->eth[i]);
   free(s->eth);
@@ -648,4 +666,37 @@ void ctr_sampler_free(struct ctr_sampler **sp)
   pthread_cond_destroy(&s->cv);
   free(s);
   *sp = NULL;
+}
+
+void ctr_cpu_pct(const double d[CTR_CPU_FIELDS], double *busy, double *user,
+                 double *system, double *iowait, double *irq,
+                 double *softirq)
+{
+  /* idle and iowait can step back a tick on NO_HZ kernels: clamp at 0 */
+  double c[CTR_CPU_FIELDS], total = 0;
+  for(int i = 0; i < CTR_CPU_FIELDS; i++) {
+    c[i] = d[i] > 0 ? d[i] : 0;
+    total += c[i];
+  }
+  if(total <= 0) {
+    *busy = *user = *system = *iowait = *irq = *softirq = 0;
+    return;
+  }
+  *busy = 100.0 * (total - c[3] - c[4]) / total;
+  if(*busy > 100.0)
+    *busy = 100.0;  /* rounding of (a + b) / (a + b) */
+  *user = 100.0 * (c[0] + c[1]) / total;
+  *system = 100.0 * c[2] / total;
+  *iowait = 100.0 * c[4] / total;
+  *irq = 100.0 * c[5] / total;
+  *softirq = 100.0 * c[6] / total;
+}
+
+double ctr_rate(double a, double b, double dt)
+{
+  if(!(dt > 0))
+    return NAN;
+  if(b < a)
+    return b / dt;  /* reset or wrap: count from zero */
+  return (b - a) / dt;
 }

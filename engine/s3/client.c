@@ -1,5 +1,7 @@
 /*
- * client.c - one S3 request on a kept-alive curl easy handle (s3.h).
+ * client.c - one S3 request on a kept-alive curl easy handle (s3.h),
+ * set up through the engine's one HTTP layer (engine/http: global init,
+ * the options every request shares).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -11,6 +13,7 @@
 
 #include <curl/curl.h>
 
+#include "http.h"
 #include "s3.h"
 #include "strata.h"
 
@@ -39,18 +42,9 @@ struct xfer {
 static int on_debug(CURL *e, curl_infotype t, char *d, size_t n,
                     void *arg);
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static int init_rc;
-
-static void do_init(void)
-{
-  init_rc = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
-}
-
 int s3_global_init(void)
 {
-  pthread_once(&init_once, do_init);
-  return init_rc;
+  return http_global_init();
 }
 
 const char *s3_strfail(enum s3_fail f)
@@ -381,18 +375,14 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
   curl_easy_setopt(e, CURLOPT_URL, url);
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                   cfg->connect_timeout_ms ? cfg->connect_timeout_ms : 5000L);
-  if(cfg->timeout_ms)
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, cfg->timeout_ms);
+  {
+    struct http_common co = { cfg->timeout_ms, cfg->connect_timeout_ms,
+                              cfg->ca_bundle, c->errbuf };
+    http_setopt_common(e, &co);
+  }
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
                    cfg->stall_s ? cfg->stall_s : 30L);
-  if(cfg->ca_bundle && *cfg->ca_bundle)
-    curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_bundle);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, &x);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
@@ -419,7 +409,6 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
     curl_easy_setopt(e, CURLOPT_DEBUGDATA, &x);
     curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
   }
-  c->errbuf[0] = '\0';
   t0 = strata_now_ns();
   cc = curl_easy_perform(e);
   r->total_ns = strata_now_ns() - t0;

@@ -4,8 +4,9 @@
  * so any byte of any object can be regenerated and checked on GET.
  *
  * PUT reads through payload_source (a copy, as curl reading a buffer
- * would); GET writes through payload_sink into a host buffer (the whole
- * object, or a ring when that is too large) and compares when asked.
+ * would); GET bodies are consumed by payload_sink straight from curl's
+ * receive buffer, as `curl -o /dev/null` does (no second copy), and
+ * compared in place with the pattern when asked.
  */
 #ifndef STRATA_S3_PAYLOAD_H
 #define STRATA_S3_PAYLOAD_H
@@ -39,13 +40,11 @@ struct payload_src {
 };
 size_t payload_source(void *arg, uint64_t off, char *p, size_t n);
 
-/* A GET destination: copies into buf (ring of cap bytes), and checks
- * the bytes when verify is set (mismatch counted, transfer goes on). */
+/* A GET destination: checks the bytes in place when verify is set
+ * (mismatch counted, transfer goes on); nothing is copied. */
 struct payload_dst {
   const struct payload *pl;
   uint64_t index, base;   /* object and the offset the reply starts at */
-  char *buf;
-  uint64_t cap;
   int verify;
   int mismatch;
 };

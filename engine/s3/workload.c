@@ -31,8 +31,6 @@ struct worker {
   int id;
   struct s3_conn *conn;
   struct s3w_result r;            /* this thread's share */
-  char *buf;                      /* GET destination */
-  uint64_t cap;
   struct gpumem gm;               /* S3W_CUDA: pinned host + device */
   uint64_t rng;
   uint64_t last_end;              /* end of its last recorded op */
@@ -108,7 +106,7 @@ static void one_op(struct worker *w, int is_get, uint64_t idx, int measured)
   struct s3_req q = { 0 };
   struct s3_resp r;
   struct payload_src src = { &sh->pl, idx, 0 };
-  struct payload_dst dst = { &sh->pl, idx, 0, w->buf, w->cap, p->verify, 0 };
+  struct payload_dst dst = { &sh->pl, idx, 0, p->verify, 0 };
   uint64_t want = p->size;
 
   snprintf(key, sizeof(key), "%s%llu", p->prefix, (unsigned long long)idx);
@@ -261,27 +259,22 @@ static int run_gpm(const struct s3_config *cfg, const struct s3w_params *p,
     free(w);
     return -1;
   }
-  /* whole-object host buffers unless that would pass the limit */
-  gbuf = p->range_len && p->range_len < p->size ? p->range_len : p->size;
-  if(p->memory == S3W_CUDA)
-    gbuf = p->size;     /* whole objects: PUT reads, GET copies them */
-  if(gbuf * (uint64_t)n > p->host_buffer_max) {
-    if(p->memory == S3W_CUDA) {
-      snprintf(err, cap, "GPU memory needs %d whole-object buffers of %llu "
-               "bytes: more than host_buffer_max", n,
-               (unsigned long long)gbuf);
-      payload_free(&sh.pl);
-      free(w);
-      return -1;
-    }
-    gbuf = PAYLOAD_PATTERN_MAX < gbuf ? PAYLOAD_PATTERN_MAX : gbuf;
+  /* GPU memory: whole-object pinned buffers (PUT reads, GET copies
+   * them); host memory needs none (payload.h) */
+  gbuf = p->size;
+  if(p->memory == S3W_CUDA && gbuf * (uint64_t)n > p->host_buffer_max) {
+    snprintf(err, cap, "GPU memory needs %d whole-object buffers of %llu "
+             "bytes: more than host_buffer_max", n,
+             (unsigned long long)gbuf);
+    payload_free(&sh.pl);
+    free(w);
+    return -1;
   }
   for(int i = 0; i < n; i++) {
     w[i].sh = &sh;
     w[i].id = i;
     w[i].rng = p->seed * 2654435761u + (uint64_t)i * 0x9e3779b9u + 1;
     w[i].conn = s3_conn_new(cfg);
-    w[i].cap = gbuf ? gbuf : 1;
     if(p->memory == S3W_CUDA) {
       int g = gpumem_open(&w[i].gm, p->device, gbuf ? gbuf : 1, &sh.pl,
                           err, cap);
@@ -290,16 +283,7 @@ static int run_gpm(const struct s3_config *cfg, const struct s3w_params *p,
         goto out;
       }
     }
-    else if(p->op != S3W_PUT) {
-      /* touched now, outside the timed window, as a reader's reused
-       * buffer would be: first-touch page faults are not the network's */
-      w[i].buf = malloc(w[i].cap);
-      if(w[i].buf)
-        memset(w[i].buf, 0, w[i].cap);
-    }
-    if(!w[i].conn || (p->op != S3W_PUT && p->memory == S3W_HOST &&
-                      !w[i].buf) ||
-       s3w_result_init(&w[i].r)) {
+    if(!w[i].conn || s3w_result_init(&w[i].r)) {
       snprintf(err, cap, "out of memory for %d connections", n);
       goto out;
     }
@@ -343,7 +327,6 @@ static int run_gpm(const struct s3_config *cfg, const struct s3w_params *p,
 out:
   for(int i = 0; i < n; i++) {
     s3_conn_free(&w[i].conn);
-    free(w[i].buf);
     gpumem_close(&w[i].gm);
     s3w_result_free(&w[i].r);
   }

@@ -11,7 +11,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 
-#include "counters.h"
+#include "prom.h"
 #include "s3_lua.h"
 #include "strata.h"
 #include "workload.h"
@@ -173,6 +173,19 @@ static void push_result(lua_State *L, struct s3w_result *r)
     strata_set_str(L, "first_error", r->first_error);
 }
 
+/* samples = true: every request's latency (ms), as lat_samples_ms, so
+ * that several clients' runs merge into exact percentiles (a fleet run's
+ * S3 rows: docs/fleet.md), never averaged per-client percentiles. */
+static void push_samples(lua_State *L, const struct stats_samples *s)
+{
+  lua_createtable(L, (int)s->n, 0);
+  for(size_t i = 0; i < s->n; i++) {
+    lua_pushnumber(L, s->v[i] * 1e3);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "lat_samples_ms");
+}
+
 /* Delete the keys the run used (objects stay out of later runs' way). */
 static void cleanup(struct l_client *c, const struct s3w_params *p)
 {
@@ -199,7 +212,7 @@ int s3l_run(lua_State *L)
   static const char *const keys[] = { "op", "bucket", "size",
     "concurrency", "count", "duration", "warmup", "get_ratio", "objects",
     "prepare", "part_size", "range", "verify", "memory", "seed", "prefix",
-    "host_buffer_max", "cleanup", "metrics", "device", NULL };
+    "host_buffer_max", "cleanup", "metrics", "device", "samples", NULL };
   static const char *const ops[] = { "get", "put", "mixed", "multipart",
                                      NULL };
   static const char *fn = "s3.run";
@@ -280,6 +293,8 @@ int s3l_run(lua_State *L)
   if(strata_opt_bool(L, 2, fn, "cleanup", 1))
     cleanup(c, &p);
   push_result(L, &res);
+  if(strata_opt_bool(L, 2, fn, "samples", 0))
+    push_samples(L, &res.lat);
   s3w_result_free(&res);
   if(m.url && have_before) {
     if(m.settle > 0) {

@@ -12,6 +12,7 @@
 
 #include "strata.h"
 #include "sys.h"
+#include "sys_lua.h"
 
 int sys_l_inventory(lua_State *L);
 int sys_l_locality(lua_State *L);
@@ -38,8 +39,9 @@ static int l_read(lua_State *L)
   return 1;
 }
 
-/* argv from the 'cmd' list, as a NULL-ended array in a userdata. */
-static char **check_cmd(lua_State *L, int idx, const char *fn)
+/* argv from the 'cmd' list, as a NULL-ended array in a userdata
+ * (sys_lua.h: also used by the fleet family's spawn). */
+char **sys_l_check_cmd(lua_State *L, int idx, const char *fn)
 {
   char **argv;
   size_t n;
@@ -65,7 +67,7 @@ static char **check_cmd(lua_State *L, int idx, const char *fn)
 }
 
 /* The inherited environment with 'env' applied (false removes a name). */
-static char **build_env(lua_State *L, int idx, const char *fn)
+char **sys_l_build_env(lua_State *L, int idx, const char *fn)
 {
   size_t n = 0, k = 0;
   char **envp;
@@ -129,8 +131,8 @@ static int l_run(lua_State *L)
 
   memset(&o, 0, sizeof(o));
   strata_check_keys(L, 1, fn, keys);
-  o.argv = check_cmd(L, 1, fn);
-  o.envp = build_env(L, 1, fn);
+  o.argv = sys_l_check_cmd(L, 1, fn);
+  o.envp = sys_l_build_env(L, 1, fn);
   o.timeout_s = strata_opt_num(L, 1, fn, "timeout", 60);
   o.cwd = strata_opt_str(L, 1, fn, "cwd", NULL);
   o.max_output = (size_t)strata_opt_int(L, 1, fn, "max_output", 0);

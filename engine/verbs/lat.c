@@ -16,7 +16,18 @@
 #include "strata.h"
 #include "engine.h"
 
-/* Spin until *p == v, or the deadline / stop. */
+/*
+ * Spin until *p == v, or the deadline / stop.  The clock is read once
+ * every SPIN_CLOCK_EVERY polls: a poll of a cached byte is 0.3-3 ns, a
+ * clock read 20-100 ns on a TSC clocksource but ~1.1 us on the HPET a
+ * TCG guest falls back to (measured, docs/verbs.md).  Reading it every
+ * 256 polls spent two thirds of the spin in the clock there, and an
+ * answer landing meanwhile waited for the read to end (perftest's
+ * ib_write_lat spins on the byte alone).  4096 polls keep the clock
+ * under 10 % of the spin even there and the deadline within ~10 us.
+ */
+#define SPIN_CLOCK_EVERY 4096u
+
 static enum verbs_code wait_byte(volatile uint8_t *p, uint8_t v,
                                  uint64_t timeout_ns, volatile int *stop,
                                  uint64_t iter)
@@ -24,7 +35,7 @@ static enum verbs_code wait_byte(volatile uint8_t *p, uint8_t v,
   uint64_t deadline = 0, start = 0;
   unsigned spins = 0;
   while(*p != v) {
-    if((++spins & 255) == 0) {
+    if((++spins & (SPIN_CLOCK_EVERY - 1)) == 0) {
       uint64_t now = strata_now_ns();
       if(!deadline) {
         deadline = now + timeout_ns;
@@ -75,7 +86,9 @@ static enum verbs_code lat_pingpong(struct verbs_side *s,
   uint64_t timeout_ns = (uint64_t)(t->timeout_s * 1e9);
   uint32_t len = (uint32_t)t->size;
   int inl = len <= s->max_inline, outstanding = 0;
-  int sig_every = t->tx_depth > 1 ? t->tx_depth / 2 : 1;
+  /* as perftest: every WRITE signaled (run_iter_lat_write), a SEND one
+   * in cq_mod (run_iter_lat_send); the send queue holds cq_mod + 1 */
+  int sig_every = t->op == VERBS_OP_SEND ? t->cq_mod : 1;
   uint64_t prev = 0;
   struct ibv_wc wc;
   enum verbs_code rc;

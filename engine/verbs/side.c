@@ -80,7 +80,10 @@ enum verbs_code side_open(struct verbs_side *s, const struct verbs_test *t,
   }
   for(int i = 0; i < t->qps; i++) {
     memset(&qo, 0, sizeof(qo));
-    qo.max_send_wr = (uint32_t)t->tx_depth + 1;
+    /* a latency SEND signals one in cq_mod (lat.c): room for them */
+    qo.max_send_wr = (uint32_t)(t->kind == VERBS_KIND_LAT &&
+                                t->cq_mod > t->tx_depth ? t->cq_mod
+                                                        : t->tx_depth) + 1;
     qo.max_recv_wr = (uint32_t)t->rx_depth + 1;
     qo.max_inline = (uint32_t)t->inline_size;
     s->qp[i] = verbs_qp_create(&s->dev, s->scq, s->rcq, &qo);

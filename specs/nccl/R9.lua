@@ -1,67 +1,134 @@
--- RUNBOOK R9: NCCL collectives on every GPU of the node, and GPU0<->GPUn
--- pairs, measured with nccl-tests (the reference tool of the NCCL team).
+-- RUNBOOK R9: NCCL collectives on every GPU of the node (R9), and the
+-- GPU-pair matrix of sendrecv beside G3's NVLink/PCIe path (R9P).
+--
+-- Measured by strata's nccl family (engine/nccl: libnccl loaded at run
+-- time, one communicator per GPU in this process, timed and checked as
+-- nccl-tests does; docs/nccl.md), or, where the site says
+-- nccl.engine: nccl-tests, by NVIDIA/nccl-tests' binaries parsed from
+-- their output (strata.lib.nccl).  NVLink multicast (NVLS) stays off:
+-- NCCL_NVLS_ENABLE=0 on both paths.
 local nccl = require "strata.lib.nccl"
 local tool = require "strata.lib.tool"
 
 local HINT = "build NVIDIA/nccl-tests and set site.nccl.tests_dir"
+local ENGINES = { strata = true, ["nccl-tests"] = true }
+
+local function site(t) return t.site.nccl or {} end
+
+local function engine(t)
+  local e = site(t).engine or "strata"
+  if not ENGINES[e] then
+    error(("site nccl.engine: '%s' is neither strata nor nccl-tests"):format(e), 0)
+  end
+  return e
+end
 
 local function gpu_count(t)
-  local n = (t.site.nccl or {}).gpus or (t.site.gpu or {}).count
+  local n = site(t).gpus or (t.site.gpu or {}).count
   if not n then t.skip("site.gpu.count is not set: how many GPUs to use") end
   return n
 end
 
-local function sweep(t, exe, gpus, env)
-  local nc = t.site.nccl or {}
-  local r = tool.run({ exe, "-b", tostring(nc.min_bytes or "8"),
-                       "-e", tostring(nc.max_bytes or "8G"), "-f", "2",
-                       "-g", tostring(gpus), "-c", "1", "-w", "5", "-n", "20" },
-                     { timeout = nc.timeout or 500, env = env })
-  local p = nccl.parse(r.stdout)
-  local rows = {}
-  for _, row in ipairs(p.rows) do
-    rows[#rows + 1] = { row.size, row.oop.algbw, row.oop.busbw, row.ip.busbw,
-                        (row.oop.wrong or 0) + (row.ip.wrong or 0) }
+-- One sweep of collective op on the GPUs devs (0-based), by either engine.
+-- Returns what strata.lib.nccl.parse returns (rows with oop / ip halves).
+local function sweep(t, op, devs, max_bytes)
+  local nc = site(t)
+  local min, max = nc.min_bytes or "8", max_bytes or nc.max_bytes or "8G"
+  if engine(t) == "strata" then
+    return require("strata.nccl").run {
+      op = op, devices = devs, min_bytes = tostring(min),
+      max_bytes = tostring(max), factor = 2, warmup = 5, iters = 20,
+      dtype = nc.dtype or "float", redop = nc.redop or "sum",
+    }
   end
-  return p, rows
+  local exe = tool.need(op .. "_perf", nc.tests_dir, HINT)
+  local vis = {}
+  for i, d in ipairs(devs) do vis[i] = tostring(d) end
+  local r = tool.run({ exe, "-b", tostring(min), "-e", tostring(max), "-f", "2",
+                       "-g", tostring(#devs), "-c", "1", "-w", "5", "-n", "20",
+                       "-d", nc.dtype or "float", "-o", nc.redop or "sum" },
+                     { timeout = nc.timeout or 500,
+                       env = { NCCL_NVLS_ENABLE = "0",
+                               CUDA_VISIBLE_DEVICES = table.concat(vis, ",") } })
+  return nccl.parse(r.stdout)
+end
+
+local function all_gpus(n)
+  local d = {}
+  for i = 0, n - 1 do d[#d + 1] = i end
+  return d
 end
 
 test {
   id = "R9", layer = "nccl", title = "NCCL collectives on all GPUs",
   needs = { "G2" }, tags = { "nccl", "gpu" }, timeout = 600,
-  matrix = { op = { "all_reduce", "all_gather", "broadcast", "reduce_scatter" } },
-  headline = "busbw_gbs", units = { busbw_gbs = "GB/s", algbw_gbs = "GB/s" },
+  matrix = { op = { "all_reduce", "all_gather", "broadcast", "reduce_scatter",
+                    "reduce", "alltoall" } },
+  headline = "busbw_gbs",
+  units = { busbw_gbs = "GB/s", algbw_gbs = "GB/s", busbw_inplace_gbs = "GB/s",
+            avg_busbw_gbs = "GB/s", max_size = "B" },
   criteria = {
     wrong = { eq = 0 },
     busbw_gbs = { min = "site.nccl.busbw_gbs" },
   },
   run = function(t)
-    local exe = tool.need(t.cell.op .. "_perf", (t.site.nccl or {}).tests_dir, HINT)
-    local p, rows = sweep(t, exe, gpu_count(t))
-    t.table(t.cell.op .. " by size",
-            { "size (B)", "algbw GB/s", "busbw out-of-place", "busbw in-place", "wrong" },
-            rows, { x = 1, y = { 3, 4 }, title = t.cell.op .. " bus bandwidth",
-                    x_title = "bytes", y_title = "GB/s" })
-    return nccl.summary(p)
+    local n = gpu_count(t)
+    local p = sweep(t, t.cell.op, all_gpus(n))
+    t.table(t.cell.op .. " by size", nccl.COLUMNS, nccl.rows(p),
+            { x = 1, y = { 4, 5 }, title = t.cell.op .. " bandwidth (out of place)",
+              x_title = "bytes", y_title = "GB/s" })
+    local m = nccl.summary(p)
+    m.engine, m.nccl_version, m.ranks = engine(t), p.version, n
+    if n == 1 and nccl.bus_factor(t.cell.op, 1) == 0 then
+      t.note(("one rank: %s's bus bandwidth is 0 by definition "
+              .. "(factor (n-1)/n); algbw is what was measured"):format(t.cell.op))
+    end
+    return m
   end,
 }
 
 test {
-  id = "R9P", layer = "nccl", title = "NCCL GPU0 <-> GPUn pairs (sendrecv)",
-  needs = { "G2" }, tags = { "nccl", "gpu" }, timeout = 300,
-  matrix = { peer = { 1, 2, 3, 4, 5, 6, 7 } },
-  headline = "busbw_gbs", units = { busbw_gbs = "GB/s" },
+  id = "R9P", layer = "nccl", title = "NCCL GPU-pair matrix (sendrecv) beside the NVLink/PCIe path",
+  needs = { "G2" }, tags = { "nccl", "gpu" }, timeout = 1800,
+  headline = "min_pair_busbw_gbs",
+  units = { min_pair_busbw_gbs = "GB/s", pair_median_gbs = "GB/s",
+            pair_reference_gbs = "GB/s" },
   criteria = {
     wrong = { eq = 0 },
-    busbw_gbs = { min = "site.nccl.pair_busbw_gbs" },
+    slow_pairs = { max = 0 },   -- pairs under ratio x (site value or the median)
   },
   run = function(t)
     local n = gpu_count(t)
-    if t.cell.peer >= n then
-      t.skip(("GPU%d absent: the site has %d GPUs"):format(t.cell.peer, n))
+    if n < 2 then
+      t.skip(("%d GPU: no GPU pair to measure (R9P needs 2 or more)"):format(n))
     end
-    local exe = tool.need("sendrecv_perf", (t.site.nccl or {}).tests_dir, HINT)
-    local p = sweep(t, exe, 2, { CUDA_VISIBLE_DEVICES = "0," .. t.cell.peer })
-    return nccl.summary(p)
+    local labels = {}
+    local ok, inv = pcall(require("strata.cuda").nvml)
+    if ok and inv.topology then labels = inv.topology.labels end
+    local nc = site(t)
+    local pairs = {}
+    for i = 0, n - 1 do
+      for j = i + 1, n - 1 do
+        local p = sweep(t, "sendrecv", { i, j }, nc.pair_max_bytes or "1G")
+        local s = nccl.summary(p)
+        pairs[#pairs + 1] = { a = i, b = j, busbw = s.busbw_gbs, wrong = s.wrong,
+                              path = (labels[i + 1] or {})[j + 1] or "?",
+                              size = s.max_size }
+      end
+    end
+    local j = nccl.judge_pairs(pairs, nc.pair_busbw_gbs, nc.pair_ratio or 0.9)
+    local rows = {}
+    for _, p in ipairs(pairs) do
+      rows[#rows + 1] = { ("GPU%d-GPU%d"):format(p.a, p.b), p.path, p.size,
+                          p.busbw, p.ratio, p.slow and "SLOW" or "ok", p.wrong }
+    end
+    t.table("GPU pairs: sendrecv busbw beside the path (G3)",
+            { "pair", "path", "size (B)", "busbw GB/s", "x reference", "verdict", "wrong" },
+            rows)
+    t.note(("reference %.1f GB/s (%s), slow below %.2f x"):format(
+      j.reference, j.basis, nc.pair_ratio or 0.9))
+    return { min_pair_busbw_gbs = j.min, pair_median_gbs = j.median,
+             pair_reference_gbs = j.reference, slow_pairs = j.slow,
+             wrong = j.wrong, pairs = #pairs, engine = engine(t) }
   end,
 }

@@ -48,8 +48,19 @@ local function phase(t, cl, s, opts, prefix, out, server_metric)
   end
   if opts.count then opts.count = t.scale.count(opts.count, "operations") end
   opts.metrics = metrics_opts(s)
-  opts.prefix = opts.prefix or ("strata/" .. t.id .. "/")
+  -- site.s3.key_prefix: clients loading one bucket at once (a fleet
+  -- run gives each node its own) must not read or delete each other's keys
+  opts.prefix = opts.prefix or ((s.key_prefix or "strata/") .. t.id .. "/")
+  -- a fleet run merges the clients' latencies (docs/fleet.md): every
+  -- request's latency as a table, not a metric
+  if s.keep_samples then opts.samples = true end
   local r = cl:run(opts)
+  if r.lat_samples_ms then
+    local rows = {}
+    for i, v in ipairs(r.lat_samples_ms) do rows[i] = { v } end
+    t.table(prefix .. "lat_samples_ms", { "ms" }, rows)
+    r.lat_samples_ms = nil
+  end
   local slow = 0
   for k, v in pairs(r.errors_by) do
     if k:find("^503 ") then slow = slow + v end

@@ -10,6 +10,8 @@ local M = {
   summary = "rebuild the workbook from a run's journal (.jsonl)",
   usage = [[
 usage: strata report JOURNAL.jsonl [-o FILE.xlsx] [--json FILE] [--junit FILE]
+                     [--prometheus FILE.prom]
+--prometheus: node_exporter textfile format (docs/report.md).
 Default workbook: the journal's path with .xlsx instead of .jsonl.]],
 }
 
@@ -17,7 +19,7 @@ function M.main(argv)
   return command.guard(function()
     local o, pos = args.parse(argv, {
       ["-o"] = "output", ["--output"] = "output", ["--json"] = "json",
-      ["--junit"] = "junit",
+      ["--junit"] = "junit", ["--prometheus"] = "prometheus",
       ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true } })
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     if #pos ~= 1 then error(args.usage_error("report takes one journal file"), 0) end
@@ -26,9 +28,17 @@ function M.main(argv)
       io.stderr:write("strata: ", pos[1], ": no records\n")
       return 2
     end
+    if recs[1].type == "run" and recs[1].fleet then
+      if o.prometheus then
+        error(args.usage_error("--prometheus: a fleet journal is not supported yet "
+                               .. "(report each node's journal)"), 0)
+      end
+      return require("strata.fleet.run").report(recs, o, pos[1])
+    end
     local m = verdict.build(recs)
     local xlsx = o.output or (pos[1]:gsub("%.jsonl$", "") .. ".xlsx")
     outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
+    if o.prometheus then require("strata.report.prometheus").write(o.prometheus, m) end
     io.stderr:write(("strata: %d results from %s -> %s\n"):format(#m.results,
       pos[1], xlsx))
     return 0

@@ -32,6 +32,8 @@ PATH: spec files or folders (default: specs/).
                           they need comes along); repeatable
   --json FILE             also write the results as JSON
   --junit FILE            also write JUnit XML
+  --fleet slurm           across the nodes of this Slurm allocation, into
+                          one fleet workbook (docs/fleet.md)
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
                           baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
@@ -40,6 +42,9 @@ PATH: spec files or folders (default: specs/).
 Exit: 0 nothing failed, 1 a test FAILED, ERRORed or was BLOCKED (or the
 run was interrupted), 2 usage or spec/site/threshold file errors.]],
 }
+
+-- check's options plus --fleet (docs/fleet.md)
+M.OPTIONS = setmetatable({ ["--fleet"] = "fleet" }, { __index = command.RUN_OPTIONS })
 
 local function inventory()
   local ok, sys = pcall(require, "strata.sys")
@@ -69,9 +74,10 @@ end
 
 function M.main(argv)
   return command.guard(function()
-    local o, paths = args.parse(argv, command.RUN_OPTIONS)
+    local o, paths = args.parse(argv, M.OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     if o.lab then return require("strata.cmd.lab").run(argv, o) end
+    if o.fleet then return require("strata.fleet.run").main(o, paths, argv) end
     local s = setup.load { paths = paths, site = o.site, profile = o.profile,
                            thresholds = o.thresholds, set = o.set }
     local order = runner.plan(s.tests, s.by_id, o.only)

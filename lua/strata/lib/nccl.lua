@@ -190,4 +190,53 @@ function M.summary(p)
   }
 end
 
+-- The columns of R9's per-size table and its rows, from either engine's
+-- result (nccl.parse, nccl.parse_json or strata.nccl.run).
+M.COLUMNS = { "size (B)", "count", "time us (out-of-place)", "algbw GB/s",
+              "busbw GB/s", "wrong", "busbw in-place", "wrong in-place" }
+function M.rows(p)
+  local rows = {}
+  for _, row in ipairs(p.rows) do
+    rows[#rows + 1] = { row.size, row.count, row.oop.time_us, row.oop.algbw,
+                        row.oop.busbw, row.oop.wrong or "N/A", row.ip.busbw,
+                        row.ip.wrong or "N/A" }
+  end
+  return rows
+end
+
+-- nccl-tests' bus bandwidth factor (src/<coll>.cu <Coll>GetBw): 2(n-1)/n
+-- all_reduce; (n-1)/n all_gather, reduce_scatter, alltoall; 1 otherwise.
+function M.bus_factor(op, n)
+  if op == "all_reduce" then return 2 * (n - 1) / n end
+  if op == "all_gather" or op == "reduce_scatter" or op == "alltoall" then
+    return (n - 1) / n
+  end
+  return 1
+end
+
+-- Judge the GPU-pair matrix: pairs = { {busbw=, wrong=, ...}, ... }; the
+-- reference is site_value when given, else the median of the pairs; a
+-- pair is slow under ratio x reference.  Sets p.ratio and p.slow on each
+-- pair; returns { reference, basis, median, min, slow, wrong }.
+function M.judge_pairs(pairs, site_value, ratio)
+  local v = {}
+  for _, p in ipairs(pairs) do v[#v + 1] = p.busbw or 0 end
+  table.sort(v)
+  local median = 0
+  if #v > 0 then
+    median = #v % 2 == 1 and v[(#v + 1) // 2] or (v[#v // 2] + v[#v // 2 + 1]) / 2
+  end
+  local ref, basis = median, ("median of %d pairs"):format(#v)
+  if site_value then ref, basis = site_value, "site nccl.pair_busbw_gbs" end
+  local out = { reference = ref, basis = basis, median = median,
+                min = v[1] or 0, slow = 0, wrong = 0 }
+  for _, p in ipairs(pairs) do
+    p.ratio = ref > 0 and (p.busbw or 0) / ref or 0
+    p.slow = (p.busbw or 0) < ratio * ref
+    if p.slow then out.slow = out.slow + 1 end
+    out.wrong = out.wrong + (p.wrong or 0)
+  end
+  return out
+end
+
 return M

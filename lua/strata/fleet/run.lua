@@ -1,0 +1,535 @@
+-- strata.fleet.run: `strata run --fleet slurm` - the runbook across the
+-- nodes of a Slurm allocation, into one fleet journal and workbook.
+--
+-- The launcher (where salloc or the sbatch script runs it) never runs a
+-- test itself: each node's part runs there as `strata node`, one srun
+-- step per node and phase, its work on stdin and its journal records on
+-- stdout (no shared filesystem).  The agents (`strata serve`, the far
+-- end of the pair and incast rungs) are srun steps too, one per node,
+-- killed with their steps at the end.  Every record is journaled here as
+-- it arrives, tagged with its node; a node that dies, hangs or never
+-- starts is that node's ERROR with the reason, the others stand.
+local cjson = require "cjson"
+local core = require "strata.core"
+local fleet = require "strata.fleet"
+local setup = require "strata.setup"
+local spec = require "strata.spec"
+local runner = require "strata.runner"
+local journal = require "strata.journal"
+local redact = require "strata.redact"
+local slurm = require "strata.fleet.slurm"
+local plan = require "strata.fleet.plan"
+local node_cmd = require "strata.cmd.node"
+
+local M = {}
+
+local TOKEN_ENV = "STRATA_FLEET_TOKEN"
+
+local function deepcopy(v)
+  if type(v) ~= "table" then return v end
+  local o = {}
+  for k, x in pairs(v) do o[k] = deepcopy(x) end
+  return o
+end
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function token()
+  local f = assert(io.open("/dev/urandom", "rb"))
+  local b = f:read(24)
+  f:close()
+  return (b:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+end
+
+local function ids(tests)
+  local out = {}
+  for _, t in ipairs(tests) do out[#out + 1] = t.id end
+  return out
+end
+
+-- The longest a node may stay silent: the cell deadline of the test it
+-- is running (or the next, whichever is longer) plus slack.  The runner
+-- kills a cell at its deadline and journals every cell, so a node quiet
+-- for longer is hung, not busy.  Tests run in plan order (work.only).
+local function idle_after(t, id, slack)
+  local meta = t.work.meta
+  local i = 0
+  for k, m in ipairs(meta) do if m.id == id then i = k end end
+  local cur = meta[i] and meta[i].timeout or 0
+  local nxt = meta[i + 1] and meta[i + 1].timeout or 0
+  return math.max(cur, nxt, 1) + slack
+end
+
+-- One run of tasks (one srun step each) through the shared group: lines
+-- journaled as they come, deadlines watched, exits accounted.  tasks:
+-- { node=, phase=, pair=, work= (document for stdin), idle= (s) }.
+-- Agents' events (agent exits) arriving meanwhile go to st.on_agent.
+local function step(st, tasks)
+  local by_id = {}
+  local t0 = core.now()
+  local slack = st.fl.idle_slack_s or 60
+  for _, t in ipairs(tasks) do
+    t.started = core.now()
+    t.last = t.started
+    t.idle = idle_after(t, nil, slack)
+    local argv = slurm.srun(t.node, { st.strata, "node" },
+                            { name = "strata-" .. t.phase })
+    t.id = st.group:spawn { cmd = argv, stdin = cjson.encode(t.work),
+                            env = st.env }
+    t.stderr = {}
+    by_id[t.id] = t
+  end
+  local left = #tasks
+  local function tag(t, rec)
+    rec.node = t.node
+    rec.phase = t.phase
+    rec.pair = t.pair
+    return rec
+  end
+  local function node_error(t, reason)
+    if t.failed then return end
+    t.failed = reason
+    st.j:write(tag(t, { type = "node_error", reason = reason,
+                        tests = t.work.only, meta = t.work.meta, at = core.utc() }))
+  end
+  while left > 0 do
+    if core.stopping() then
+      for _, t in ipairs(tasks) do
+        if not t.exited then
+          st.group:kill(t.id, "TERM")
+          node_error(t, "interrupted")
+        end
+      end
+      st.interrupted = true
+    end
+    local ev = st.group:next(1.0)
+    local now = core.now()
+    if ev and by_id[ev.id] then
+      local t = by_id[ev.id]
+      t.last = now
+      if ev.line then
+        if ev.stream == "stdout" and ev.line:sub(1, #node_cmd.MARK) == node_cmd.MARK then
+          local ok, rec = pcall(cjson.decode, ev.line:sub(#node_cmd.MARK + 1))
+          if ok and type(rec) == "table" and rec.type then
+            rec = journal.denull(rec)
+            if rec.type == "node" then
+              t.first = t.first or now
+            elseif rec.type == "node_end" then
+              t.done = true
+              t.node_end = now
+            end
+            if rec.type == "result" then
+              t.results = (t.results or 0) + 1
+              t.idle = idle_after(t, rec.id, slack)
+            end
+            if rec.type ~= "node_error" or not t.failed then
+              if rec.type == "node_error" then t.failed = rec.reason end
+              st.j:write(tag(t, rec))
+            end
+          else
+            table.insert(t.stderr, "unreadable record line")
+          end
+        else
+          table.insert(t.stderr, ev.line)
+          if #t.stderr > 20 then table.remove(t.stderr, 1) end
+        end
+      else
+        t.exited = true
+        t.code = ev.exit
+        left = left - 1
+        if not t.done then
+          node_error(t, ("srun on %s exited (%s) before the node finished%s")
+            :format(t.node,
+                    ev.signal ~= 0 and ("signal " .. ev.signal) or ("code " .. ev.exit),
+                    #t.stderr > 0 and (": " .. table.concat(t.stderr, " | "):sub(-400)) or ""))
+        end
+      end
+    elseif ev and st.agents_by_id[ev.id] then
+      st.on_agent(st.agents_by_id[ev.id], ev)
+    end
+    for _, t in ipairs(tasks) do
+      if not t.exited and not t.killed_at and now - t.last > t.idle then
+        node_error(t, ("node %s hung: no word for %g s (%s); its step was killed")
+          :format(t.node, t.idle, t.first and "after it started" or "it never started"))
+        st.group:kill(t.id, "KILL")
+        t.killed_at = now
+      end
+    end
+  end
+  local wall = core.now() - t0
+  local launch = {}
+  for _, t in ipairs(tasks) do
+    launch[#launch + 1] = { node = t.node, pair = t.pair,
+      start_s = t.first and (t.first - t.started) or nil,
+      node_s = t.node_end and t.first and (t.node_end - t.first) or nil,
+      total_s = (t.node_end or core.now()) - t.started, results = t.results or 0,
+      status = t.failed and "ERROR" or "OK" }
+  end
+  st.j:write { type = "step", phase = tasks[1] and tasks[1].phase, wall_s = wall,
+               tasks = launch }
+  return tasks
+end
+
+-- The agents: `strata serve` on every node, one srun step each; ready
+-- once it says "listening" (serve.c).  Returns name -> agent.
+local function start_agents(st, nodes)
+  local port = (st.fl.agent_port or 18515)
+  local agents, pending = {}, 0
+  for _, n in ipairs(nodes) do
+    local argv = slurm.srun(n.name, { st.strata, "serve", "--port", tostring(port),
+                                      "--idle-timeout", "120" },
+                            { name = "strata-agent" })
+    local a = { node = n.name, addr = n.addr, port = port, lines = {} }
+    a.id = st.group:spawn { cmd = argv, env = st.env }
+    st.agents_by_id[a.id] = a
+    agents[n.name] = a
+    pending = pending + 1
+  end
+  local t0 = core.now()
+  local deadline = t0 + (st.fl.agent_start_s or 30)
+  while pending > 0 and core.now() < deadline do
+    local ev = st.group:next(0.5)
+    if ev and st.agents_by_id[ev.id] then
+      local a = st.agents_by_id[ev.id]
+      local was = a.ready or a.dead
+      st.on_agent(a, ev)
+      if not was and (a.ready or a.dead) then
+        pending = pending - 1
+        a.start_s = core.now() - t0
+      end
+    end
+  end
+  for _, a in pairs(agents) do
+    if not a.ready and not a.dead then
+      a.dead = ("agent (strata serve) on %s did not start within %d s%s")
+        :format(a.node, st.fl.agent_start_s or 30,
+                #a.lines > 0 and (": " .. table.concat(a.lines, " | "):sub(-300)) or "")
+      st.j:write { type = "node_error", node = a.node, phase = "agent",
+                   reason = a.dead, at = core.utc() }
+      st.group:kill(a.id, "KILL")
+    end
+  end
+  local tasks = {}
+  for _, n in ipairs(nodes) do
+    local a = agents[n.name]
+    tasks[#tasks + 1] = { node = a.node, start_s = a.ready and a.start_s or nil,
+                          status = a.ready and "OK" or "ERROR", results = 0 }
+  end
+  st.j:write { type = "step", phase = "agent", wall_s = core.now() - t0, tasks = tasks }
+  return agents
+end
+
+local function on_agent(st)
+  return function(a, ev)
+    if ev.line then
+      if ev.line:find("listening on", 1, true) then a.ready = true end
+      table.insert(a.lines, ev.line)
+      if #a.lines > 10 then table.remove(a.lines, 1) end
+    elseif not st.stopping_agents then
+      a.dead = ("agent (strata serve) on %s exited (%s)%s"):format(a.node,
+        ev.signal ~= 0 and ("signal " .. ev.signal) or ("code " .. ev.exit),
+        #a.lines > 0 and (": " .. table.concat(a.lines, " | ", math.max(1, #a.lines - 2)))
+        or "")
+      a.ready = false
+      st.j:write { type = "node_error", node = a.node, phase = "agent",
+                   reason = a.dead, at = core.utc() }
+    end
+  end
+end
+
+-- Results a phase could not produce (a dead agent, a role) are still
+-- results: records saying why, so that the matrix has no holes.
+local function synthetic(st, t, node, phase, status, reason, pair)
+  st.j:write { type = "result", id = t.id, layer = t.layer, title = t.title,
+               params = t.params, cells = 1, cell = {}, cell_index = 1,
+               headline = t.headline, status = status, reason = reason,
+               checks = {}, node = node, phase = phase, pair = pair,
+               started = core.utc(), duration_s = 0, source = t.where }
+end
+
+-- The outlier tolerance: FLEET.node_ratio.min in the thresholds file or
+-- --set FLEET.node_ratio.min=V, else the model's default.
+function M.ratio(s, o)
+  local thresholds = require "strata.thresholds"
+  local r
+  if s.thresholds_file then
+    local all = thresholds.load(s.thresholds_file)
+    local c = all.FLEET and all.FLEET.node_ratio and all.FLEET.node_ratio.min
+    if c then r = { value = tonumber(c.value), source = c.source } end
+  end
+  for _, kv in ipairs(o.set or {}) do
+    local set = thresholds.parse_set(kv)
+    if set and set.id == "FLEET" and set.metric == "node_ratio" and set.op == "min" then
+      r = { value = tonumber(set.value), source = "--set " .. kv }
+    end
+  end
+  if r and not r.value then
+    error(require("strata.args").usage_error(
+      "FLEET.node_ratio.min must be a number (" .. r.source .. ")"), 0)
+  end
+  return r
+end
+
+function M.main(o, paths, argv)
+  if o.fleet ~= "slurm" then
+    error(require("strata.args").usage_error(
+      ("--fleet %s: the scheduler must be slurm"):format(tostring(o.fleet))), 0)
+  end
+  local s = setup.load { paths = paths, site = o.site,
+                         thresholds = o.thresholds, set = o.set }
+  local order = runner.plan(s.tests, s.by_id, o.only)
+  if #order == 0 then
+    io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
+    return 2
+  end
+  local ok, alloc = pcall(slurm.allocation)
+  if not ok then
+    if slurm.is_usage_error(alloc) then
+      io.stderr:write("strata: ", alloc.fleet_usage, "\n")
+      return 2
+    end
+    error(alloc, 0)
+  end
+  redact.add_from_env(s.site)
+  local fl = s.site.fleet or {}
+  local roles = plan.roles(fl, alloc.nodes)
+  local pair_ids = plan.pair_tests(fl)
+  plan.pairs({ "a", "b" }, (fl.pairs or {}).mode)   -- a bad mode: exit 2 now
+  local phases = plan.phases(order, pair_ids)
+  local t_start = core.now()
+
+  local host = core.hostname()
+  local xlsx = o.output or ("reports/strata-fleet-%s-%s.xlsx"):format(
+    (alloc.job or host):gsub("[^%w%-_.]", "_"), core.utc(nil, "%Y%m%dT%H%M%SZ"))
+  local dir = xlsx:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then core.mkdir_p(dir) end
+  local jpath = (xlsx:gsub("%.xlsx$", "")) .. ".jsonl"
+  local j = journal.open(jpath)
+  local argv0 = { "strata", "run" }
+  for _, a in ipairs(argv) do argv0[#argv0 + 1] = a end
+  local names = {}
+  for _, n in ipairs(alloc.nodes) do names[#names + 1] = n.name end
+  local node_info = {}
+  for _, n in ipairs(alloc.nodes) do
+    local f = {}
+    for k in pairs(n.features) do f[#f + 1] = k end
+    table.sort(f)
+    local r = {}
+    for role, set in pairs(roles) do if set[n.name] then r[#r + 1] = role end end
+    table.sort(r)
+    node_info[#node_info + 1] = { name = n.name, addr = n.addr, features = f, roles = r }
+  end
+  j:write { type = "run", version = STRATA_VERSION, argv = argv0, host = host,
+            started = core.utc(), files = s.files, output = xlsx, journal = jpath,
+            cwd = core.realpath("."),
+            fleet = { scheduler = "slurm", job = alloc.job, nodelist = alloc.nodelist,
+                      nodes = node_info, pair_tests = pair_ids, node_ratio = M.ratio(s, o) } }
+  local crit = {}
+  for _, c in ipairs(s.criteria) do
+    crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
+                        ref = c.ref, text = c.text, source = c.source }
+  end
+  j:write { type = "thresholds", criteria = crit }
+
+  -- what every node gets: the spec files and thresholds as loaded here
+  local files = {}
+  for _, f in ipairs(s.files) do
+    if f.role == "spec" then files[#files + 1] = { path = f.path, text = read(f.path) } end
+  end
+  local th = s.thresholds_file and { path = s.thresholds_file, text = read(s.thresholds_file) }
+  local function work(node, phase, tests, site, extra)
+    local meta = {}
+    for _, t in ipairs(tests) do
+      meta[#meta + 1] = { id = t.id, layer = t.layer, title = t.title,
+                          timeout = t.timeout or 60, cells = #spec.cells(t) }
+    end
+    local w = { node = node, phase = phase, files = files, thresholds = th,
+                set = o.set, site = site, only = ids(tests), meta = meta }
+    for k, v in pairs(extra or {}) do w[k] = v end
+    return w
+  end
+  local base_site = deepcopy(s.site)
+  if base_site.rdma then base_site.rdma.peer = nil end
+
+  local tok = token()
+  redact.add(tok)
+  local env = { [TOKEN_ENV] = tok, STRATA_SERVE_TOKEN = tok }
+  local st = { j = j, fl = fl, env = env, agents_by_id = {},
+               group = fleet.group(),
+               strata = fl.strata or (core.exe_dir() .. "/strata") }
+  st.on_agent = on_agent(st)
+  core.trap_signals()
+  io.stderr:write(("strata: fleet of %d nodes (%s), job %s, journal %s\n")
+    :format(#names, alloc.nodelist, tostring(alloc.job), jpath))
+
+  -- 1. per-node rungs, every node at once
+  if #phases.node > 0 then
+    local tasks = {}
+    for _, n in ipairs(alloc.nodes) do
+      local tests = {}
+      for _, t in ipairs(phases.node) do
+        if plan.GPU_LAYERS[t.layer] and not roles.gpu[n.name] then
+          synthetic(st, t, n.name, "node", "SKIP",
+                    ("%s is not a GPU node (site.fleet.roles.gpu)"):format(n.name))
+        else
+          tests[#tests + 1] = t
+        end
+      end
+      if #tests > 0 then
+        tasks[#tasks + 1] = { node = n.name, phase = "node",
+                              work = work(n.name, "node", tests, base_site, { inventory = true }) }
+      end
+    end
+    io.stderr:write(("strata: per-node rungs (%d tests) on %d nodes\n"):format(#phases.node, #tasks))
+    step(st, tasks)
+  end
+
+  -- 2. agents for the fabric rungs
+  local need_agents = (#phases.pair > 0 and #names > 1) or (#phases.incast > 0)
+  local agents = {}
+  if need_agents and not st.interrupted then
+    agents = start_agents(st, alloc.nodes)
+  end
+  local function peer_site(site, peers)
+    site.peers = site.peers or {}
+    for key, name in pairs(peers) do
+      local a = agents[name]
+      site.peers[key] = { host = a.addr, port = a.port, token_env = TOKEN_ENV,
+                          device = fl.peer_device, gid_index = fl.peer_gid_index }
+    end
+    return site
+  end
+
+  -- 3. pairs: rounds of disjoint pairs, each pair driven from its first node
+  if #phases.pair > 0 and #names > 1 and not st.interrupted then
+    local pf = fl.pairs or {}
+    local candidates = {}
+    for _, n in ipairs(names) do
+      if not roles.aistor[n] then candidates[#candidates + 1] = n end
+    end
+    local pairs_ = plan.pairs(candidates, pf.mode, pf.max or 64)
+    local rounds = plan.rounds(pairs_)
+    io.stderr:write(("strata: %d pairs in %d rounds (%s)\n")
+      :format(#pairs_, #rounds, pf.mode or "ring"))
+    for _, round in ipairs(rounds) do
+      if st.interrupted then break end
+      local tasks = {}
+      for _, p in ipairs(round) do
+        local a, b = p[1], p[2]
+        local label = a .. "->" .. b
+        if agents[b].dead then
+          for _, t in ipairs(phases.pair) do
+            synthetic(st, t, a, "pair", "ERROR",
+                      ("no far end on %s: %s"):format(b, agents[b].dead), { a, b })
+          end
+        else
+          local site = deepcopy(base_site)
+          site.rdma = site.rdma or {}
+          site.rdma.peer = "fleet-" .. b
+          peer_site(site, { ["fleet-" .. b] = b })
+          tasks[#tasks + 1] = { node = a, phase = "pair", pair = { a, b },
+                                work = work(a, "pair", phases.pair, site, { pair = { a, b } }),
+                                label = label }
+        end
+      end
+      if #tasks > 0 then step(st, tasks) end
+    end
+  end
+
+  -- 4. incast: one receiver, the senders from the allocation
+  if #phases.incast > 0 and not st.interrupted then
+    local inc = fl.incast or {}
+    local recv = inc.receiver or names[1]
+    local senders = {}
+    for _, n in ipairs(names) do
+      if n ~= recv and not roles.aistor[n] and #senders < (inc.max_senders or 8) then
+        senders[#senders + 1] = n
+      end
+    end
+    local site = deepcopy(base_site)
+    site.roce = site.roce or {}
+    site.roce.senders = {}
+    local live = {}
+    for _, n in ipairs(senders) do
+      if agents[n] and not agents[n].dead then
+        live["fleet-" .. n] = n
+        table.insert(site.roce.senders, "fleet-" .. n)
+      end
+    end
+    peer_site(site, live)
+    io.stderr:write(("strata: incast into %s from %d senders\n"):format(recv, #site.roce.senders))
+    step(st, { { node = recv, phase = "incast",
+                 work = work(recv, "incast", phases.incast, site,
+                             { senders = senders }) } })
+  end
+
+  -- 5. S3 from every storage client at once against the one endpoint
+  if #phases.s3 > 0 and not st.interrupted then
+    local tasks = {}
+    for _, n in ipairs(names) do
+      if roles.storage_client[n] then
+        -- every client its own keys; every request's latency back
+        local site = deepcopy(base_site)
+        if type(site.s3) == "table" then
+          site.s3.keep_samples = true
+          site.s3.key_prefix = (site.s3.key_prefix or "strata/") .. n .. "/"
+        end
+        tasks[#tasks + 1] = { node = n, phase = "s3",
+                              work = work(n, "s3", phases.s3, site) }
+      end
+    end
+    io.stderr:write(("strata: S3 rows from %d clients at once\n"):format(#tasks))
+    step(st, tasks)
+  end
+
+  -- 6. cluster-wide rows once, on the first node
+  if #phases.once > 0 and not st.interrupted then
+    step(st, { { node = names[1], phase = "once",
+                 work = work(names[1], "once", phases.once, base_site) } })
+  end
+
+  -- the agents go with their steps
+  st.stopping_agents = true
+  local t_down = core.now()
+  for _, a in pairs(agents) do st.group:kill(a.id, "TERM") end
+  local deadline = core.now() + 10
+  while st.group:running() > 0 and core.now() < deadline do st.group:next(0.5) end
+  st.group:close()
+  if next(agents) then
+    j:write { type = "step", phase = "teardown", wall_s = core.now() - t_down, tasks = {} }
+  end
+
+  local wall = core.now() - t_start
+  j:write { type = "end", ended = core.utc(), interrupted = st.interrupted or false,
+            wall_s = wall }
+  j:close()
+
+  local t_book = core.now()
+  local fm = require("strata.fleet.model").build(journal.read(jpath))
+  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
+  local book = core.now() - t_book
+  io.stderr:write(require("strata.fleet.report").summary_text(fm))
+  io.stderr:write(("strata: wall %.2f s, bookkeeping (model + outputs) %.2f s\n"):format(wall, book))
+  io.stderr:write("strata: workbook ", xlsx, "\n")
+  return require("strata.verdict").exit_code { verdict = fm.verdict,
+                                             run = { interrupted = st.interrupted } }
+end
+
+-- `strata report FLEET.jsonl`: the fleet outputs rebuilt from a fleet
+-- journal (after a killed launcher: every record it had is there).
+function M.report(recs, o, path)
+  local fm = require("strata.fleet.model").build(recs)
+  local xlsx = o.output or (path:gsub("%.jsonl$", "") .. ".xlsx")
+  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
+  io.stderr:write(require("strata.fleet.report").summary_text(fm))
+  io.stderr:write(("strata: %d results of %d nodes from %s -> %s\n"):format(
+    #fm.results, #fm.nodes, path, xlsx))
+  return 0
+end
+
+return M

@@ -1,0 +1,330 @@
+#!/usr/bin/python3
+"""fleet_test.py STRATA BEDDIR RGWDIR WORKDIR MODE: strata run --fleet slurm
+on the local Slurm cluster of slurm.sh (and the RGW of lab/rgw.sh).
+
+run     salloc -N 3: the per-node rungs on every node, R2/R3 on a ring of
+        pairs, R7 incast into one node from the others, B01 from three
+        clients at once against the RGW; the workbook, JSON and JUnit read
+        back: node x rung matrix, pair matrix, incast, S3 aggregate with
+        merged percentiles recomputed here from the journal's samples.
+sbatch  the shipped packaging/slurm/strata-fleet.sbatch, submitted with
+        sbatch -N 3 --wait: the batch script runs on the job's first node
+        (inside its namespace) and writes the fleet outputs.
+faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
+        (SIGSTOP: hung), n4's agent port taken before its agent starts,
+        n5's agent killed mid-run (pairs run the slow fixture FT1, so the
+        pair rounds take long enough); n2-n5 are ERROR with their
+        reasons, the pairs whose far end is n4 or n5 are ERROR, n1 stands.
+"""
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import openpyxl
+
+strata, bed, rgw, work, mode = sys.argv[1:6]
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.abspath(os.path.join(here, "..", ".."))
+os.makedirs(work, exist_ok=True)
+fails = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        fails.append(what)
+
+
+def envfile(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            k, _, v = line.strip().partition("=")
+            out[k] = v.strip('"')
+    return out
+
+
+bedenv = envfile(os.path.join(bed, "env"))
+env = dict(os.environ)
+env["SLURM_CONF"] = bedenv["SLURM_CONF"]
+env.pop("AWS_CA_BUNDLE", None)
+netns = dict(zip(bedenv["FLEET_NODES"].split(), bedenv["FLEET_NETNS"].split()))
+
+
+def records(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            out.append(json.loads(line))
+    return out
+
+
+def sheet_rows(ws):
+    return [list(r) for r in ws.iter_rows(values_only=True)]
+
+
+def matrix(wb):
+    """Summary's node x rung matrix as {node: {column: value}}."""
+    rows = sheet_rows(wb["Summary"])
+    for i, r in enumerate(rows):
+        if r and r[0] == "Node" and "Status" in r:
+            hdr = r
+            out = {}
+            for row in rows[i + 1:]:
+                if not row or row[0] is None:
+                    break
+                out[row[0]] = dict(zip(hdr, row))
+            return out
+    return {}
+
+
+def site_file(extra=""):
+    s3 = ""
+    if rgw and os.path.exists(os.path.join(rgw, "env")):
+        r = envfile(os.path.join(rgw, "env"))
+        port = r["S3_ENDPOINT"].rsplit(":", 1)[1]
+        s3 = """s3:
+  endpoint: http://%s:%s
+  region: us-east-1
+  bucket: strata-fleet
+  create_bucket: true
+  credentials_file: %s
+  count: 8
+  warmup: 0
+""" % (bedenv["FLEET_HOST_ADDR"], port, r["S3_CREDENTIALS_FILE"])
+    path = os.path.join(work, "site-%s.yaml" % mode)
+    with open(path, "w") as f:
+        f.write("""site: { name: fleet-bed, expect: [host, s3] }
+%s
+fleet:
+  roles:
+    gpu: { features: [gpu] }
+    storage_client: { features: [s3client] }
+%s""" % (s3, extra))
+    return path
+
+
+def fleet_run(nodes, args, name, during=None):
+    out = os.path.join(work, name)
+    cmd = ["salloc", "-N", str(nodes), "--job-name", "strata-fleet-test",
+           strata, "run", "--fleet", "slurm", "-o", out + ".xlsx",
+           "--json", out + ".json", "--junit", out + ".xml"] + args
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, env=env, cwd=root, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if during:
+        during(out + ".jsonl")
+    text, _ = p.communicate(timeout=300)
+    sys.stdout.write(text[-4000:])
+    return p.returncode, out, time.monotonic() - t0
+
+
+def run_mode():
+    site = site_file()
+    # H1's load criterion: this shared 2-core machine is rarely quiet
+    rc, out, wall = fleet_run(3, ["--site", site, "--set", "H1.load1_per_cpu.max=none",
+                                  "--only", "H1", "--only", "R2",
+                                  "--only", "R3", "--only", "R7", "--only", "B01",
+                                  "specs"], "run")
+    check(rc == 0, "fleet run exits 0 (rc %d, %.1f s)" % (rc, wall))
+    recs = records(out + ".jsonl")
+    res = [r for r in recs if r["type"] == "result"]
+    check(all(r.get("node") in ("n1", "n2", "n3") for r in res),
+          "every result record names its node")
+    phases = {(r["node"], r["phase"]) for r in res}
+    for n in ("n1", "n2", "n3"):
+        check((n, "node") in phases, "%s ran its own rungs" % n)
+        check((n, "s3") in phases, "%s was an S3 client" % n)
+    host_of = {r["node"]: r.get("host") for r in recs if r["type"] == "node"}
+    check(host_of.get("n2") == "n2", "n2's task ran on the host named n2 (%s)" % host_of)
+    pair = {tuple(r["pair"]) for r in res if r["phase"] == "pair" and r["id"] == "R2"}
+    check(pair == {("n1", "n2"), ("n2", "n3"), ("n3", "n1")}, "R2 ring of pairs: %s" % sorted(pair))
+    inc = [r for r in recs if r["type"] == "result" and r["phase"] == "incast" and r["id"] == "R7"]
+    check(inc and inc[0]["node"] == "n1", "R7 ran on the receiver n1")
+
+    wb = openpyxl.load_workbook(out + ".xlsx")
+    check(wb.sheetnames[:4] == ["Summary", "Nodes", "Cells", "Pairs"],
+          "fleet workbook sheets: %s" % wb.sheetnames)
+    m = matrix(wb)
+    check(sorted(m) == ["n1", "n2", "n3"], "Summary matrix has a row per node")
+    check(all(m[n]["H1"] == "PASS" and m[n]["B01"] == "PASS" for n in m),
+          "H1 and B01 PASS on every node")
+    check(all(m[n]["R1"] == "SKIP" for n in m), "R1 SKIP (no RDMA in the bed) on every node")
+    summary = sheet_rows(wb["Summary"])
+    check(any(r[0] == "Lowest failed rung" and r[1] == "none" for r in summary),
+          "Summary: no failed rung")
+    pr = sheet_rows(wb["Pairs"])
+    hdr = [i for i, r in enumerate(pr) if r[0] == "from \\ to"]
+    check(len(hdr) == 2, "Pairs sheet: a matrix for R2 and for R3")
+    if hdr:
+        h = pr[hdr[0]]
+        row_n1 = pr[hdr[0] + 1]
+        check(h[1:4] == ["n1", "n2", "n3"] and row_n1[0] == "n1", "pair matrix axes are the nodes")
+        check(row_n1[2] == "SKIP" and row_n1[1] == "-", "n1 -> n2 measured (SKIP), diagonal empty")
+    inc_rows = sheet_rows(wb["Incast"])
+    check(any(r[1] == "R7" for r in inc_rows), "Incast sheet holds R7")
+
+    # S3: aggregate and merged percentiles, recomputed from the samples
+    b01 = [r for r in res if r["id"] == "B01"]
+    check(len(b01) == 3 and all(r["status"] == "PASS" for r in b01), "B01 PASS from 3 clients")
+    doc = json.load(open(out + ".json"))
+    row = [x for x in doc["s3"] if x["id"] == "B01"][0]
+    for op in ("get", "put"):
+        samples = []
+        for r in b01:
+            for t in r.get("tables", []):
+                if t["name"] == op + ".lat_samples_ms":
+                    samples += [x[0] for x in t["rows"]]
+        samples.sort()
+        n = len(samples)
+        want99 = samples[max(1, math.ceil(0.99 * n)) - 1] if n else None
+        got = row[op]
+        check(got["clients"] == 3 and got["samples"] == n and n >= 24,
+              "%s: 3 clients, %d samples merged" % (op, n))
+        check(want99 is not None and abs(got["lat_p99_ms"] - want99) < 1e-6,
+              "%s: merged p99 %.3f ms = nearest rank of the pooled samples" % (op, got["lat_p99_ms"]))
+        nbytes = sum(r["metrics"][op + ".bytes"] for r in b01)
+        el = max(r["metrics"][op + ".elapsed_s"] for r in b01)
+        check(got["bytes"] == nbytes and abs(got["gbps"] - nbytes * 8 / el / 1e9) < 1e-9,
+              "%s: aggregate %.3f Gbit/s = all bytes over the longest window" % (op, got["gbps"]))
+    check(all(n["status"] == "PASS" for n in doc["nodes"]), "JSON: every node PASS")
+    check(all("node" in r for r in doc["results"]), "JSON results carry the node")
+    xml = open(out + ".xml").read()
+    check('classname="n2.host.H1"' in xml and 'name="n3.s3"' in xml,
+          "JUnit: suites and classnames carry the node")
+    # the journal alone rebuilds the same fleet workbook (a killed launcher)
+    p = subprocess.run([strata, "report", out + ".jsonl", "-o", out + "-replay.xlsx"],
+                       capture_output=True, text=True, env=env, cwd=root)
+    m2 = matrix(openpyxl.load_workbook(out + "-replay.xlsx")) if p.returncode == 0 else {}
+    check(p.returncode == 0 and m2 == m, "strata report rebuilds the same node x rung matrix")
+    secret = [l.split("=", 1)[1].strip() for l in open(envfile(os.path.join(rgw, "env"))["S3_CREDENTIALS_FILE"])
+              if l.startswith("aws_secret_access_key")][0]
+    check(secret not in open(out + ".jsonl").read(), "no secret in the fleet journal")
+
+
+def pids_in(node, argv_head):
+    """pids in node's namespace whose argv starts with argv_head."""
+    ns = netns[node]
+    p = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+    out = []
+    for pid in p.stdout.split():
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                a = f.read().split(b"\0")
+        except OSError:
+            continue
+        a = [x.decode() for x in a if x]
+        if len(a) >= len(argv_head) and [os.path.basename(a[0])] + a[1:len(argv_head)] == argv_head:
+            out.append(int(pid))
+    return out
+
+
+def faults_mode():
+    site = site_file("""  idle_slack_s: 4
+  agent_start_s: 15
+  pairs: { tests: [FT1] }
+fleet_test: { sleep_s: 4 }
+""")
+    # n4: its agent's port is taken before the agents start
+    blocker = subprocess.Popen(["ip", "netns", "exec", netns["n4"], "/usr/bin/python3", "-c",
+                                "import socket,time; s=socket.socket(); "
+                                "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+                                "s.bind(('0.0.0.0', 18515)); s.listen(1); time.sleep(120)"])
+    acted = {}
+
+    def during(journal):
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and len(acted) < 3:
+            time.sleep(0.2)
+            try:
+                recs = records(journal)
+            except (OSError, ValueError):
+                continue
+            started = {r["node"] for r in recs if r["type"] == "node" and r.get("phase") == "node"}
+            agents_up = any(r["type"] == "step" and r.get("phase") == "agent" for r in recs)
+            if agents_up and "n5" not in acted:
+                for pid in pids_in("n5", ["strata", "serve"]):
+                    os.kill(pid, signal.SIGKILL)
+                    acted["n5"] = pid
+            for node, sig in (("n2", signal.SIGKILL), ("n3", signal.SIGSTOP)):
+                if node in started and node not in acted:
+                    for pid in pids_in(node, ["strata", "node"]):
+                        os.kill(pid, sig)
+                        acted[node] = pid
+
+    try:
+        rc, out, wall = fleet_run(5, ["--site", site, "--only", "FT1", "--only", "R2",
+                                      "specs/verbs", os.path.join(here, "specs")],
+                                  "faults", during)
+    finally:
+        blocker.kill()
+        for pid in [p for p in acted.values()]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    check(set(acted) == {"n2", "n3", "n5"},
+          "n2 killed, n3 stopped, n5's agent killed mid-run (%s)" % acted)
+    check(rc == 1, "the fleet run completes and fails (rc %d, %.1f s)" % (rc, wall))
+    wb = openpyxl.load_workbook(out + ".xlsx")
+    m = matrix(wb)
+    why = {n: m[n].get("Why (node ERROR)") or "" for n in m}
+    check(m["n1"]["Status"] == "PASS" and m["n1"]["FT1"] == "PASS", "n1 stands: PASS")
+    check(m["n2"]["Status"] == "ERROR" and m["n2"]["FT1"] == "ERROR" and "exited" in why["n2"],
+          "n2 (killed) ERROR: %s" % why["n2"])
+    check(m["n3"]["Status"] == "ERROR" and "hung" in why["n3"], "n3 (stopped) ERROR: %s" % why["n3"])
+    check(m["n4"]["Status"] == "ERROR" and m["n4"]["FT1"] == "PASS" and "agent" in why["n4"],
+          "n4 (agent never started) ERROR, its own rung stands: %s" % why["n4"])
+    check(m["n5"]["Status"] == "ERROR" and m["n5"]["FT1"] == "PASS" and "agent" in why["n5"]
+          and "Killed" in why["n5"], "n5 (agent killed mid-run) ERROR: %s" % why["n5"])
+    doc = json.load(open(out + ".json"))
+    for far in ("n4", "n5"):
+        pr = [p for p in doc["pairs"] if p["id"] == "FT1" and p["to"] == far]
+        check(pr and pr[0]["status"] == "ERROR" and far in (pr[0]["reason"] or ""),
+              "the pair whose far end is %s is ERROR naming it: %s"
+              % (far, pr and pr[0]["reason"]))
+    ok_pairs = [p for p in doc["pairs"] if p["id"] == "FT1" and p["to"] == "n2"]
+    check(ok_pairs and ok_pairs[0]["status"] == "PASS", "the pair n1 -> n2 stands: PASS")
+    # Slurm ends a step whose srun is gone (slurmstepd): give it KillWait
+    t0 = time.monotonic()
+    while True:
+        left = pids_in("n2", ["strata", "node"]) + pids_in("n3", ["strata", "node"])
+        if not left or time.monotonic() - t0 > 20:
+            break
+        time.sleep(0.2)
+    check(not left, "no strata node left running on n2/n3 after %.1f s (%s)"
+          % (time.monotonic() - t0, left))
+
+
+def sbatch_mode():
+    out = os.path.join(work, "sbatch")
+    os.makedirs(out, exist_ok=True)
+    site = os.path.join(work, "site-sbatch.yaml")
+    with open(site, "w") as f:
+        f.write("site: { name: fleet-bed, expect: [host] }\n")
+    e = dict(env, STRATA=strata, SITE=site, OUT=out)
+    p = subprocess.run(["sbatch", "-N", "3", "--wait", "--chdir", work,
+                        os.path.join(root, "packaging", "slurm", "strata-fleet.sbatch"),
+                        "--only", "H1", "--set", "H1.load1_per_cpu.max=none",
+                        os.path.join(root, "specs")],
+                       env=e, capture_output=True, text=True, timeout=240)
+    sys.stdout.write(p.stdout + p.stderr)
+    check(p.returncode == 0, "sbatch --wait of the example exits 0 (%d)" % p.returncode)
+    wb = os.path.join(out, "fleet.xlsx")
+    m = matrix(openpyxl.load_workbook(wb)) if os.path.exists(wb) else {}
+    run = [r for r in records(os.path.join(out, "fleet.jsonl")) if r["type"] == "run"]
+    nodes = [n["name"] for n in run[0]["fleet"]["nodes"]] if run else []
+    check(len(nodes) == 3 and sorted(m) == sorted(nodes)
+          and all(m[n]["H1"] == "PASS" for n in m),
+          "the batch job's workbook: H1 PASS on its 3 nodes %s" % nodes)
+    check(run and run[0]["host"] == nodes[0], "the launcher ran on the job's first node (%s)"
+          % (run and run[0]["host"]))
+
+
+{"run": run_mode, "faults": faults_mode, "sbatch": sbatch_mode}[mode]()
+print("%d failed" % len(fails))
+sys.exit(1 if fails else 0)

@@ -1,0 +1,104 @@
+-- model_test.lua FIXTURES: the fleet model and plan without Slurm, on a
+-- recorded fleet journal (fixtures/fleet/README.md): node x rung matrix,
+-- lowest failed rung, outliers against the fleet median, node ERRORs
+-- from a dead step, the pair rounds, merged percentiles; and the
+-- workbook, JSON and JUnit writers on it.
+local journal = require "strata.journal"
+local fmodel = require "strata.fleet.model"
+local plan = require "strata.fleet.plan"
+local report = require "strata.fleet.report"
+local cjson = require "cjson"
+
+local fails = 0
+local function check(c, what)
+  print((c and "ok   " or "FAIL ") .. what)
+  if not c then fails = fails + 1 end
+end
+
+local dir = assert(arg[1], "usage: model_test.lua FIXTURES OUTDIR")
+local out = assert(arg[2], "usage: model_test.lua FIXTURES OUTDIR")
+local function load() return journal.read(dir .. "/run-3nodes.jsonl") end
+
+-- 1. the recorded run as it is
+local fm = fmodel.build(load())
+check(#fm.nodes == 3 and fm.verdict == "PASS", "3 nodes, verdict PASS")
+local cols = {}
+for _, c in ipairs(fm.columns) do cols[#cols + 1] = c.id end
+check(table.concat(cols, ",") == "H1,R1,R2,R3,B01", "columns in ladder order: " .. table.concat(cols, ","))
+check(fm.by_node.n2.tests.B01.status == "PASS" and fm.by_node.n2.tests.R1.status == "SKIP",
+      "n2: B01 PASS, R1 SKIP")
+check(fm.pairs and #fm.pairs.tests == 2 and fm.pairs.cells["R2|n1|n2"] ~= nil
+      and fm.pairs.cells["R1|n1|n2"] == nil, "pair matrix: R2 and R3 only, n1 -> n2 present")
+check(fm.incast and fm.incast.receiver == "n1", "incast into n1")
+check(#fm.outliers == 0, "no outlier in the recorded run")
+
+-- 2. one node's B01 GET figure halved (in memory): n3 is the outlier
+local recs = load()
+for _, r in ipairs(recs) do
+  if r.type == "result" and r.id == "B01" and r.node == "n3" then
+    r.metrics["get.gbps"] = r.metrics["get.gbps"] * 0.5
+  end
+end
+fm = fmodel.build(recs)
+local o = fm.outliers[1]
+check(#fm.outliers == 1 and o.node == "n3" and o.id == "B01" and o.ratio < 0.9,
+      "n3's halved B01 flagged below 0.9 x the fleet median")
+fm = fmodel.build(recs, { ratio = { value = 0.4, source = "test" } })
+check(#fm.outliers == 0, "a tolerance of 0.4 lets it pass")
+
+-- 3. a node whose step died: its tests without a result are ERROR
+recs = load()
+local kept = {}
+for _, r in ipairs(recs) do
+  if not (r.node == "n2" and r.phase == "node" and r.type ~= "node") then kept[#kept + 1] = r end
+end
+table.insert(kept, #kept, { type = "node_error", node = "n2", phase = "node",
+  reason = "srun on n2 exited (signal 9)",
+  meta = { { id = "H1", layer = "host", title = "t" }, { id = "R1", layer = "verbs", title = "t" } } })
+fm = fmodel.build(kept)
+check(fm.by_node.n2.status == "ERROR" and fm.by_node.n2.tests.H1.status == "ERROR"
+      and fm.by_node.n2.tests.H1.reason:find("signal 9", 1, true) ~= nil,
+      "n2 ERROR, H1 ERROR with the reason")
+check(fm.by_node.n1.status == "PASS" and fm.by_node.n3.status == "PASS", "n1, n3 stand")
+check(fm.lowest_failed and fm.lowest_failed.layer == "host" and fm.lowest_failed.node == "n2",
+      "fleet lowest failed rung: host on n2")
+
+-- 4. plan: pairs, rounds, roles
+local ring = plan.pairs({ "a", "b", "c", "d" })
+check(#ring == 4 and #plan.rounds(ring) == 2, "ring of 4: 4 pairs in 2 rounds")
+local all = plan.pairs({ "a", "b", "c", "d", "e" }, "all", 7)
+check(#all == 7, "all pairs capped at 7")
+for _, round in ipairs(plan.rounds(plan.pairs({ "a", "b", "c", "d", "e" }, "all"))) do
+  local seen, ok = {}, true
+  for _, p in ipairs(round) do
+    if seen[p[1]] or seen[p[2]] then ok = false end
+    seen[p[1]], seen[p[2]] = true, true
+  end
+  if not ok then check(false, "a round holds a node twice") end
+end
+local nodes = { { name = "gpu1", features = { gpu = true } }, { name = "cpu1", features = {} },
+                { name = "ais1", features = { aistor = true } } }
+local roles = plan.roles({ roles = { gpu = { features = { "gpu" } },
+                                     aistor = { nodes = { "ais*" } } } }, nodes)
+check(roles.gpu.gpu1 and not roles.gpu.cpu1 and not roles.gpu.ais1 and roles.aistor.ais1
+      and roles.storage_client.cpu1 and not roles.storage_client.ais1,
+      "roles by feature and by name glob; aistor nodes are neither")
+
+-- 5. nearest rank as engine/core/stats.c
+local xs = {}
+for i = 1, 200 do xs[i] = i end
+check(fmodel.nearest_rank(xs, 99) == 198 and fmodel.nearest_rank(xs, 50) == 100
+      and fmodel.nearest_rank(xs, 100) == 200, "nearest rank p50/p99/max")
+
+-- 6. writers
+fm = fmodel.build(load())
+report.write(fm, { xlsx = out .. "/model.xlsx", json = out .. "/model.json",
+                   junit = out .. "/model.xml" })
+local f = assert(io.open(out .. "/model.json"))
+local doc = cjson.decode(f:read("a"))
+f:close()
+check(doc.kind == "fleet" and #doc.nodes == 3 and doc.results[1].node ~= nil, "JSON carries the nodes")
+check(report.summary_text(fm):find("n3       PASS", 1, true) ~= nil, "text summary has a row per node")
+
+print(fails .. " failed")
+os.exit(fails == 0 and 0 or 1)
