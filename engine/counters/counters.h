@@ -28,13 +28,21 @@
 enum ctr_source {
   CTR_SRC_CPU = CTR_STAT_CPU, CTR_SRC_SOFTIRQ = 2, CTR_SRC_INTR = 4,
   CTR_SRC_CTXT = CTR_STAT_CTXT, CTR_SRC_NET = 16, CTR_SRC_RDMA = 32,
-  CTR_SRC_TCP = 64, CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256
+  CTR_SRC_TCP = 64, CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256,
+  CTR_SRC_DISK = 512
 };
 
 /* --- Snapshots (reader.c) ------------------------------------------- */
 
 /* /proc/stat, softirqs, interrupts, net/dev, net/snmp */
 #define CTR_PROC_FILES 5
+
+/* /proc/diskstats (diskstats.c): disk.<dev>.<field> per block device,
+ * sectors as bytes; fields per the kernel's iostats.rst. */
+int ctr_parse_diskstats(const char *text, struct ctr_set *s);
+/* Read <root>/proc/diskstats into s.  -1 with "path: what" in err. */
+int ctr_read_disk(const char *root, struct ctr_set *s, char *err,
+                  size_t errlen);
 
 struct ctr_reader;
 

@@ -19,14 +19,16 @@
 
 static const char *const src_names[] = {
   "cpu", "softirq", "interrupts", "intr", "ctxt", "net", "rdma", "tcp",
-  "ethtool", "gpu", NULL
+  "ethtool", "gpu", "disk", NULL
 };
 static const unsigned src_bits[] = {
   CTR_SRC_CPU, CTR_SRC_SOFTIRQ, CTR_SRC_INTR, CTR_SRC_INTR, CTR_SRC_CTXT,
-  CTR_SRC_NET, CTR_SRC_RDMA, CTR_SRC_TCP, CTR_SRC_ETHTOOL, CTR_SRC_GPU
+  CTR_SRC_NET, CTR_SRC_RDMA, CTR_SRC_TCP, CTR_SRC_ETHTOOL, CTR_SRC_GPU,
+  CTR_SRC_DISK
 };
 #define SRC_DEFAULT (CTR_SRC_CPU | CTR_SRC_SOFTIRQ | CTR_SRC_INTR | \
-                     CTR_SRC_CTXT | CTR_SRC_NET | CTR_SRC_RDMA | CTR_SRC_TCP)
+                     CTR_SRC_CTXT | CTR_SRC_NET | CTR_SRC_RDMA | CTR_SRC_TCP | \
+                     CTR_SRC_DISK)
 
 static unsigned opt_sources(lua_State *L, int idx, const char *fn)
 {
@@ -46,7 +48,8 @@ static unsigned opt_sources(lua_State *L, int idx, const char *fn)
         k = j;
     if(k < 0)
       luaL_error(L, "%s: sources[%d]: unknown source '%s' (cpu, softirq, "
-                 "interrupts, ctxt, net, rdma, tcp, ethtool, gpu)", fn, (int)i,
+                 "interrupts, ctxt, net, rdma, tcp, ethtool, gpu, disk)", fn,
+                 (int)i,
                  nm ? nm : luaL_typename(L, -1));
     bits |= src_bits[k];
     lua_pop(L, 1);

@@ -223,6 +223,8 @@ int ctr_reader_read(struct ctr_reader *r, struct ctr_set *s, char *err,
   }
   if(!rc && (r->sources & CTR_SRC_GPU) && !r->root[0])
     rc = gpu_sample(s, err, errlen);
+  if(!rc && (r->sources & CTR_SRC_DISK))
+    rc = ctr_read_disk(r->root, s, err, errlen);  /* diskstats.c */
   return rc;
 }
 

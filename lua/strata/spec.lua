@@ -5,9 +5,12 @@ local core = require "strata.core"
 
 local M = {}
 
--- The ladder, bottom rung first (RUNBOOK, "the core idea").
+-- The ladder, bottom rung first (RUNBOOK, "the core idea").  storage (the
+-- node's NVMe scratch and the staging paths) sits after S3/TCP and before
+-- S3 over RDMA: the second source document measures it before judging
+-- whether S3 over RDMA is worth it (RUNBOOK "Second seed").
 M.LAYERS = { "host", "gpu", "verbs", "gpu-rdma", "roce", "k8s", "nccl",
-             "s3", "s3rdma", "vllm" }
+             "s3", "storage", "s3rdma", "vllm" }
 M.LAYER_RANK = {}
 for i, l in ipairs(M.LAYERS) do M.LAYER_RANK[l] = i end
 

@@ -1,0 +1,111 @@
+/*
+ * diskstats.c - the "disk" counter source: /proc/diskstats, one group of
+ * counters per block device, disk.<dev>.<field>.
+ *
+ * Field meanings: the kernel's Documentation/admin-guide/iostats.rst
+ * (torvalds/linux @2555693d).  After major, minor and name come 11 fields
+ * (all kernels since 2.6.25 for disks and partitions), 15 since 4.18
+ * (discards) and 17 since 5.5 (flushes); a short line gives what it has.
+ * Names follow fio's disk_util (diskutil.c: read_ios, read_merges,
+ * read_ticks, io_ticks, in_queue) where it has one; sectors are always
+ * 512 bytes in this file whatever the device's block size, so strata
+ * reports bytes.  Field 9 (I/Os in flight) is a level, the rest count.
+ * The derived figures (IOPS, await, utilisation, average queue depth)
+ * are rates and ratios of these over an interval: docs/counters.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters.h"
+#include "procfs.h"
+
+static const struct {
+  const char *name;
+  int bytes;   /* sectors -> bytes */
+  int kind;
+} fields[17] = {
+  { "read_ios", 0, CTR_COUNTER },       /* 1: reads completed */
+  { "read_merges", 0, CTR_COUNTER },    /* 2: reads merged */
+  { "read_bytes", 1, CTR_COUNTER },     /* 3: sectors read */
+  { "read_ticks", 0, CTR_COUNTER },     /* 4: ms spent reading */
+  { "write_ios", 0, CTR_COUNTER },      /* 5 */
+  { "write_merges", 0, CTR_COUNTER },   /* 6 */
+  { "write_bytes", 1, CTR_COUNTER },    /* 7: sectors written */
+  { "write_ticks", 0, CTR_COUNTER },    /* 8: ms spent writing */
+  { "in_flight", 0, CTR_GAUGE },        /* 9: I/Os in progress now */
+  { "io_ticks", 0, CTR_COUNTER },       /* 10: ms with I/O in progress */
+  { "in_queue", 0, CTR_COUNTER },       /* 11: weighted ms doing I/O */
+  { "discard_ios", 0, CTR_COUNTER },    /* 12 */
+  { "discard_merges", 0, CTR_COUNTER }, /* 13 */
+  { "discard_bytes", 1, CTR_COUNTER },  /* 14: sectors discarded */
+  { "discard_ticks", 0, CTR_COUNTER },  /* 15 */
+  { "flush_ios", 0, CTR_COUNTER },      /* 16 */
+  { "flush_ticks", 0, CTR_COUNTER },    /* 17 */
+};
+
+int ctr_parse_diskstats(const char *text, struct ctr_set *s)
+{
+  const char *p = text;
+  while(*p) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    char line[512], dev[64], name[160];
+    unsigned long long v[17];
+    int n, used = 0;
+    unsigned maj, min;
+    if(len >= sizeof(line)) {
+      errno = EINVAL;
+      return -1;
+    }
+    memcpy(line, p, len);
+    line[len] = '\0';
+    p = nl ? nl + 1 : p + len;
+    if(!line[0])
+      continue;
+    if(sscanf(line, "%u %u %63s%n", &maj, &min, dev, &used) != 3) {
+      errno = EINVAL;
+      return -1;
+    }
+    char *q = line + used;
+    for(n = 0; n < 17; n++) {
+      char *e;
+      v[n] = strtoull(q, &e, 10);
+      if(e == q)
+        break;
+      q = e;
+    }
+    if(n < 11) {  /* every kernel since 2.6.25 gives 11 */
+      errno = EINVAL;
+      return -1;
+    }
+    for(int i = 0; i < n; i++) {
+      double x = fields[i].bytes ? (double)v[i] * 512.0 : (double)v[i];
+      snprintf(name, sizeof(name), "disk.%s.%s", dev, fields[i].name);
+      if(ctr_set_add(s, name, x, fields[i].kind))
+        return -1;
+    }
+  }
+  return 0;
+}
+
+int ctr_read_disk(const char *root, struct ctr_set *s, char *err,
+                  size_t errlen)
+{
+  char path[1024], *buf = NULL;
+  size_t cap = 0;
+  snprintf(path, sizeof(path), "%s/proc/diskstats", root ? root : "");
+  if(ctr_read_file(path, &buf, &cap, NULL)) {
+    if(root && root[0] && errno == ENOENT)
+      return 0;  /* a recorded tree without it: no disks, like rdma */
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  int rc = ctr_parse_diskstats(buf, s);
+  if(rc)
+    snprintf(err, errlen, "%s: %s", path,
+             errno == ENOMEM ? "out of memory" : "unexpected format");
+  free(buf);
+  return rc;
+}

@@ -1,0 +1,160 @@
+-- S5-S7: the staging paths of the second source document, each leg
+-- measured on its own and the path end to end (RUNBOOK "Second seed"):
+--   S5 model staging   S3 GET at concurrency -> NVMe write -> read back
+--                      into host memory (verified)
+--   S6 NVMe -> GPU     O_DIRECT read into host memory, then the pinned
+--                      host -> GPU copy (cuda.copy_bw h2d)
+--   S7 checkpoint      GPU -> host (d2h), NVMe write, then multipart PUT
+--                      at concurrency
+-- How the legs join: strata's S3 engine GETs into and PUTs from memory,
+-- not files, and the GPU copy is a separate call, so "end to end" here is
+-- the serial path: bytes / (sum of the legs' times).  A real loader that
+-- overlaps the legs can only be faster; a pipelined figure is not claimed.
+-- cuFile (GPUDirect Storage) is a different layer (the document keeps it
+-- apart from S3 over RDMA): strata has no cuFile binding, so S6 says so.
+local lib = require "strata.lib.storage"
+local s3site = require "strata.lib.s3site"
+local core = require "strata.core"
+
+local MiB = 1024 * 1024
+
+local function staging(t)
+  local st = t.site.storage
+  local sg = type(st.staging) == "table" and st.staging or {}
+  return sg, lib.targets(t)[1]
+end
+
+local function size_of(v, def)
+  if type(v) == "number" then return v end
+  local n, u = tostring(v or def):match("^(%d+)([KMGkmg]?)")
+  local sh = ({ k = 10, m = 20, g = 30 })[(u or ""):lower()] or 0
+  return math.tointeger(tonumber(n) * (1 << sh))
+end
+
+test {
+  id = "S5", layer = "storage", title = "Model staging: S3 -> NVMe -> host",
+  tags = { "storage", "s3", "staging" }, timeout = 900, needs = { "S2", "S3" },
+  sample = { interval = 0.5, sources = { "cpu", "disk", "net" } },
+  headline = "staged_mibps",
+  units = { staged_mibps = "MiB/s", get_mibps = "MiB/s",
+            nvme_write_mibps = "MiB/s", nvme_read_mibps = "MiB/s" },
+  criteria = { staged_mibps = { min = "0.5 * get_mibps" },
+               verify_errors = { max = 0 } },
+  run = function(t)
+    if type(t.site.s3) ~= "table" then
+      core.skip("no S3 endpoint in the site file (s3)")
+    end
+    local sg, sc = staging(t)
+    local size = size_of(sg.object_size, "1G")
+    local n = sg.objects or 8
+    local cl = s3site.client(t, t.site.s3)
+    local g = cl:run { op = "get", bucket = t.site.s3.bucket, size = size,
+                       concurrency = sg.concurrency or 8, count = n,
+                       prepare = true, verify = true, warmup = 0,
+                       prefix = "strata/S5/" }
+    local total = g.bytes
+    local w = lib.job(t, sc, { name = "S5", rw = "write", bs = "1M",
+                               iodepth = 32, size = total, runtime = 0,
+                               end_fsync = true })
+    local r = lib.job(t, sc, { name = "S5", rw = "read", bs = "1M",
+                               iodepth = 32, size = total, runtime = 0,
+                               verify = true })
+    local secs = g.elapsed_s + w.runtime_s + r.runtime_s
+    t.table("Legs", { "leg", "bytes", "seconds", "MiB/s" }, {
+      { "S3 GET (concurrency " .. (sg.concurrency or 8) .. ")", g.bytes,
+        g.elapsed_s, g.mibps },
+      { "NVMe write 1M QD32", w.io_bytes, w.runtime_s, w.bw_mibps },
+      { "NVMe read-back 1M QD32", r.io_bytes, r.runtime_s, r.bw_mibps },
+      { "end to end (serial)", total, secs, total / secs / MiB } })
+    return { get_mibps = g.mibps, nvme_write_mibps = w.bw_mibps,
+             nvme_read_mibps = r.bw_mibps, staged_mibps = total / secs / MiB,
+             get_errors = g.errors, verify_errors = r.verify_errors
+                 + (g.verify_failures or 0) }
+  end,
+}
+
+test {
+  id = "S6", layer = "storage", title = "NVMe -> GPU load (pinned copy)",
+  tags = { "storage", "gpu", "staging" }, timeout = 600, needs = { "S2" },
+  headline = "gpu_load_mibps",
+  units = { gpu_load_mibps = "MiB/s", nvme_read_mibps = "MiB/s",
+            h2d_mibps = "MiB/s" },
+  criteria = { gpu_load_mibps = { min = "0.8 * nvme_read_mibps" },
+               verify_errors = { max = 0 } },
+  run = function(t)
+    local ok, cuda = pcall(require, "strata.cuda")
+    if not ok or not cuda.available() then
+      core.skip("no CUDA GPU on this host")
+    end
+    local sg, sc = staging(t)
+    local size = size_of(sg.object_size, "1G")
+    local r = lib.job(t, sc, { name = "S6", rw = "read", bs = "1M",
+                               iodepth = 32, size = size, runtime = 0,
+                               verify = true })
+    local c = cuda.copy_bw { dir = "h2d", size = math.min(size, 1 << 30),
+                             verify = true }
+    local h2d = c.gbps * 1e9 / MiB
+    local e2e = 1 / (1 / r.bw_mibps + 1 / h2d)
+    t.note("cuFile (GPUDirect Storage): not measured, strata has no cuFile "
+           .. "binding; the path measured is NVMe -> pinned host -> GPU")
+    return { nvme_read_mibps = r.bw_mibps, h2d_mibps = h2d,
+             gpu_load_mibps = e2e, verify_errors = r.verify_errors,
+             copy_verified = c.verified }
+  end,
+}
+
+test {
+  id = "S7", layer = "storage", title = "Checkpoint: GPU -> NVMe -> S3 multipart",
+  tags = { "storage", "s3", "checkpoint" }, timeout = 900,
+  needs = { "S3" },
+  sample = { interval = 0.5, sources = { "cpu", "disk", "net" } },
+  headline = "checkpoint_mibps",
+  units = { checkpoint_mibps = "MiB/s", put_mibps = "MiB/s",
+            nvme_write_mibps = "MiB/s", d2h_mibps = "MiB/s" },
+  criteria = { checkpoint_mibps = { min = "0.5 * put_mibps" },
+               put_errors = { max = 0 } },
+  run = function(t)
+    if type(t.site.s3) ~= "table" then
+      core.skip("no S3 endpoint in the site file (s3)")
+    end
+    local sg, sc = staging(t)
+    local size = size_of(sg.object_size, "1G")
+    local n = sg.objects or 8
+    local total = size * n
+    local secs, rows, m = 0, {}, {}
+    local ok, cuda = pcall(require, "strata.cuda")
+    if ok and cuda.available() then
+      local c = cuda.copy_bw { dir = "d2h", size = math.min(size, 1 << 30) }
+      m.d2h_mibps = c.gbps * 1e9 / MiB
+      secs = secs + total / (m.d2h_mibps * MiB)
+      rows[#rows + 1] = { "GPU -> host (d2h, pinned)", total,
+                          total / (m.d2h_mibps * MiB), m.d2h_mibps }
+    else
+      t.note("no CUDA GPU: the checkpoint starts in host memory")
+    end
+    local w = lib.job(t, sc, { name = "S7", rw = "write", bs = "1M",
+                               iodepth = 32, size = total, runtime = 0,
+                               end_fsync = true })
+    secs = secs + w.runtime_s
+    rows[#rows + 1] = { "NVMe write 1M QD32", w.io_bytes, w.runtime_s,
+                        w.bw_mibps }
+    local cl = s3site.client(t, t.site.s3)
+    local p = cl:run { op = "multipart", bucket = t.site.s3.bucket,
+                       size = size, count = n,
+                       part_size = size_of(sg.part_size, "128M"),
+                       concurrency = sg.concurrency or 8, warmup = 0,
+                       prefix = "strata/S7/" }
+    secs = secs + p.elapsed_s
+    rows[#rows + 1] = { "multipart PUT (concurrency "
+                        .. (sg.concurrency or 8) .. ")", p.bytes,
+                        p.elapsed_s, p.mibps }
+    rows[#rows + 1] = { "end to end (serial)", total, secs,
+                        total / secs / MiB }
+    t.table("Legs", { "leg", "bytes", "seconds", "MiB/s" }, rows)
+    m.nvme_write_mibps = w.bw_mibps
+    m.put_mibps = p.mibps
+    m.put_errors = p.errors
+    m.checkpoint_mibps = total / secs / MiB
+    return m
+  end,
+}

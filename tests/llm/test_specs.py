@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""ctest llm_specs (label llm): B16/B17/E5 (specs/vllm) with strata's own
+client against two fixture endpoints (scenario A slower than B), the
+server witness read from their /metrics, E5's OR rule judged both ways,
+and the workbook read back.
+
+usage: test_specs.py <strata binary> <tests/llm> <work dir>
+"""
+import json
+import os
+import subprocess
+import sys
+
+import openpyxl
+
+STRATA, HERE, WORK = sys.argv[1:4]
+sys.path.insert(0, HERE)
+import fixture_server  # noqa: E402
+import sse_server  # noqa: E402
+
+SPECS = os.path.join(HERE, "..", "..", "specs", "vllm")
+os.makedirs(WORK, exist_ok=True)
+fails = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        fails.append(what)
+
+
+def results(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("type") == "result":
+                out[r["id"]] = r
+    return out
+
+
+def run(name, tcp, rdma, extra=""):
+    site = os.path.join(WORK, name + ".yaml")
+    with open(site, "w") as f:
+        f.write("""vllm:
+  model: strata-fixture
+  input_len: 32
+  output_len: 12
+  num_prompts: 12
+  concurrency: [2, 4]
+  tcp: { base_url: "%s", ready_url: "%s/health" }
+  rdma: { base_url: "%s" }
+%s""" % (tcp, base, rdma, extra))
+    xlsx = os.path.join(WORK, name + ".xlsx")
+    p = subprocess.run([STRATA, "run", SPECS, "--site", site, "-o", xlsx],
+                       capture_output=True, text=True, timeout=240)
+    sys.stderr.write(p.stderr[-2000:])
+    return results(xlsx[:-5] + ".jsonl"), xlsx, p.returncode
+
+
+srv = sse_server.serve(fixture_server.Injected(seed=5))
+base = "http://127.0.0.1:%d" % srv.server_address[1]
+# the witness: a fixture server per scenario would double the threads;
+# one server, two timing prefixes, is the same wire
+
+# 1. no site: SKIP naming what is missing
+p = subprocess.run([STRATA, "run", SPECS, "-o",
+                    os.path.join(WORK, "none.xlsx")],
+                   capture_output=True, text=True, timeout=60)
+res = results(os.path.join(WORK, "none.jsonl"))
+check(res.get("B16", {}).get("status") == "SKIP" and "site.vllm.tcp.base_url"
+      in (res["B16"].get("reason") or ""), "B16 SKIPs without a site")
+
+# 2. B faster than A: TTFT 40 vs 80 ms -> E5 PASS on TTFT
+res, xlsx, rc = run("faster", base + "/ttft=80,itl=10",
+                    base + "/ttft=40,itl=10")
+b16, b17, e5 = res.get("B16", {}), res.get("B17", {}), res.get("E5", {})
+m16, m17 = b16.get("metrics", {}), b17.get("metrics", {})
+check(b16.get("status") == "PASS" and b17.get("status") == "PASS",
+      "B16/B17 PASS (%s %s / %s %s)" % (b16.get("status"), b16.get("reason"),
+                                        b17.get("status"), b17.get("reason")))
+check(m16.get("completed") == 12 and m16.get("output_tokens") == 144,
+      "B16: 12 requests x 12 tokens")
+check(80 <= m16.get("ttft_p50_ms", 0) <= 120 and
+      40 <= m17.get("ttft_p50_ms", 0) <= 80, "TTFT p50 %.1f / %.1f ms"
+      % (m16.get("ttft_p50_ms", 0), m17.get("ttft_p50_ms", 0)))
+check(m16.get("server_requests") == 12, "witness: vllm:request_success_total"
+      " moved by 12 (%s)" % m16.get("server_requests"))
+st, ct = m16.get("server_ttft_mean_ms"), m16.get("ttft_mean_ms")
+check(st is not None and ct is not None and 0 <= ct - st <= 10,
+      "witness: server TTFT mean %s vs client %s ms" % (st, ct))
+check(m16.get("server_generation_tokens") == 144, "witness: generation tokens")
+check(m16.get("time_to_ready_s") is not None, "time to ready measured")
+check("delta.cpu.total.busy_pct" in m16, "CPU sampled beside B16")
+check(e5.get("status") == "PASS" and e5["metrics"].get("rdma_benefit") is True
+      and "TTFT" in e5["metrics"].get("kpis_met", ""),
+      "E5 PASS on TTFT (%s %s)" % (e5.get("status"),
+                                   e5.get("metrics", {}).get("kpis_met")))
+tables = [t["name"] for t in b16.get("tables", [])]
+check("TCP ladder" in tables and "TCP server witness" in tables,
+      "B16 tables: %s" % tables)
+ladder = [t for t in b16["tables"] if t["name"] == "TCP ladder"][0]
+check([r[0] for r in ladder["rows"]] == [2, 4], "ladder rungs 2, 4")
+if os.path.exists(xlsx):
+    wb = openpyxl.load_workbook(xlsx)
+    text = " ".join(str(c.value) for ws in wb.worksheets
+                    for row in ws.iter_rows() for c in row if c.value)
+    check("B16" in text and "E5" in text and "TCP vs RDMA" in text,
+          "workbook holds B16 and E5's comparison")
+
+# 3. B slower than A: no KPI passes, E5 FAILs (the CPU KPI is the whole
+# host's busy time here, shared with whatever else runs: its limit is set
+# out of reach through site.vllm.e5_rule)
+res, xlsx, rc = run("slower", base + "/ttft=30,itl=8",
+                    base + "/ttft=60,itl=12",
+                    "  e5_rule: { cpu_reduction_pct: 1000 }\n")
+e5 = res.get("E5", {})
+check(e5.get("status") == "FAIL" and e5["metrics"].get("kpis_met") == "none",
+      "E5 FAIL when nothing improves (%s %s)" % (e5.get("status"),
+                                                 e5.get("metrics")))
+
+# 4. failures: B17's endpoint answers 503 -> B17 FAIL, E5 BLOCKED
+res, xlsx, rc = run("broken", base + "/ttft=10,itl=2", base + "/status=503")
+b17 = res.get("B17", {})
+check(b17.get("status") == "FAIL" and
+      b17["metrics"].get("failed_http") == 12,
+      "B17 FAIL with 12 HTTP failures (%s)" % b17.get("metrics", {}).get("failed"))
+check(res.get("E5", {}).get("status") == "BLOCKED", "E5 BLOCKED")
+
+srv.shutdown()
+print("%d failed" % len(fails))
+sys.exit(1 if fails else 0)

@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""specs/storage through the real runner (label storage), on XFS on a loop
+device made here (root, losetup, mkfs.xfs from xfsprogs; the host kernel
+has loop, XFS and io_uring).  S1 reads the real mount (XFS, noatime, not
+an md array: layout_matches is then false, so that one check is dropped
+with --set); S2-S4 measure the loop-backed file with verification; the
+disk counters of the loop device must have moved by the bytes moved;
+S5-S7 SKIP without S3/GPU.  A second run with an impossible expectation
+must FAIL.  Exit 77 (ctest SKIP) when the loop device cannot be made."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+STRATA = os.environ["STRATA_BIN"]
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what, file=sys.stderr)
+
+
+def sh(*cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def run(tmp, name, site, *extra):
+    site_path = os.path.join(tmp, name + "-site.yaml")
+    with open(site_path, "w") as f:
+        f.write(site)
+    out = os.path.join(tmp, name + ".xlsx")
+    p = subprocess.run([STRATA, "run", os.path.join(SRC, "specs", "storage"),
+                        "-o", out, "--site", site_path,
+                        "--set", "S1.layout_matches.eq=none", *extra],
+                       capture_output=True, text=True, timeout=600, cwd=SRC)
+    res = {}
+    with open(os.path.join(tmp, name + ".jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            if r["type"] == "result":
+                res[r["id"]] = r
+    return p, res
+
+
+def main():
+    if os.geteuid() != 0 or not shutil.which("losetup") or not shutil.which("mkfs.xfs"):
+        print("SKIP: needs root, losetup and mkfs.xfs (xfsprogs)")
+        return 77
+    # on the build tree's disk filesystem (O_DIRECT on the image file too)
+    tmp = tempfile.mkdtemp(prefix="storage-", dir=os.getcwd())
+    img, mnt = os.path.join(tmp, "xfs.img"), os.path.join(tmp, "scratch")
+    os.mkdir(mnt)
+    with open(img, "wb") as f:
+        f.truncate(768 << 20)
+    p = sh("losetup", "-f", "--show", img)
+    if p.returncode:
+        print("SKIP: losetup: " + p.stderr.strip())
+        shutil.rmtree(tmp)
+        return 77
+    loop = p.stdout.strip()
+    try:
+        check(sh("mkfs.xfs", "-q", "-f", loop).returncode == 0, "mkfs.xfs")
+        check(sh("mount", "-t", "xfs", "-o", "noatime", loop, mnt).returncode == 0,
+              "mount")
+        site = ("storage:\n  scratch:\n    - { path: %s, numa_node: 0 }\n"
+                "  size: 128M\n  runtime: 2\n  iodepth: 32\n  numjobs: 1\n"
+                "  seq_read_mibps: 1\n  seq_write_mibps: 1\n  randread_iops: 10\n"
+                % mnt)
+        p, res = run(tmp, "loop", site)
+        dev = os.path.basename(loop)
+        s1 = res.get("S1", {})
+        m1 = s1.get("metrics", {})
+        check(s1.get("status") == "PASS", "S1: %s %s" % (s1.get("status"), p.stderr[-1500:]))
+        check(m1.get("not_xfs") == 0 and m1.get("without_noatime") == 0,
+              "S1 sees XFS + noatime: %s" % m1)
+        check(m1.get("layout_matches") is False and m1.get("arrays") == 0,
+              "S1: a loop device is no RAID0 layout")
+        for tid, rw_bytes in (("S2", "read_bytes"), ("S3", "write_bytes"),
+                              ("S4", "read_bytes")):
+            r = res.get(tid, {})
+            m = r.get("metrics", {})
+            check(r.get("status") == "PASS", "%s: %s %s %s" % (
+                tid, r.get("status"), r.get("reason"), p.stderr[-1500:]))
+            check(m.get("verify_errors") == 0, tid + " verified")
+            check(m.get("io_bytes", 0) > 0 and m.get("lat_p99_us", 0) > 0,
+                  tid + " measured")
+            moved = m.get("delta.disk.%s.%s" % (dev, rw_bytes), 0)
+            # the loop device saw at least the job's bytes (read-back adds)
+            check(moved >= 0.95 * m.get("io_bytes", 1),
+                  "%s: delta.disk.%s.%s = %s < io_bytes %s" % (
+                      tid, dev, rw_bytes, moved, m.get("io_bytes")))
+            check(any(k.startswith("disk.%s." % dev)
+                      for k in r.get("series", {}).get("values", {})),
+                  tid + " disk series on the row")
+            check(("disk.%s.util_pct" % dev) in m, tid + " util from diskstats")
+        for tid in ("S5", "S6", "S7"):
+            check(res.get(tid, {}).get("status") == "SKIP",
+                  "%s: %s" % (tid, res.get(tid, {}).get("status")))
+        # an expectation the loop device cannot meet must fail
+        p, res = run(tmp, "strict", site.replace("seq_read_mibps: 1",
+                                                 "seq_read_mibps: 10000000"),
+                     "--only", "S2")
+        check(res.get("S2", {}).get("status") == "FAIL",
+              "S2 vs 10 TB/s: %s" % res.get("S2", {}).get("status"))
+    finally:
+        sh("umount", mnt)
+        sh("losetup", "-d", loop)
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("storage specs: %d failures" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
