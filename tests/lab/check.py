@@ -18,6 +18,10 @@ STAMP = ("LAB: emulated Soft-RoCE under TCG and a one-node RGW: the figures "
 RUNNABLE = ["H1", "H2", "H3", "R1", "B02-wire", "B04-wire", "R2", "R3", "R6",
             "R7", "E2", "E1", "E1T", "B01", "B03", "B10", "B12", "B14", "MIX",
             "E3P", "E3", "B02", "B04", "T1T4", "B11", "B13", "B15"]
+# The storage rung (specs/storage, merged 2026-12-01 09:47) needs a scratch
+# md RAID0 + XFS that the lab's guests do not have yet (docs/lab.md, "Not
+# yet in the lab"): reported, not judged, until guest a gets NVMe drives.
+GAPS = ["S1", "S2", "S3", "S4", "S5", "S6", "S7"]
 NEEDS = re.compile(r"cuda|nvidia|gpu|kubernetes|k8s|nccl|vllm", re.I)
 fails = []
 
@@ -51,8 +55,11 @@ for tid in RUNNABLE:
     measured = [c for c in cells.get(tid, []) if c.get("metrics")]
     check(len(measured) == len(cells.get(tid, [])) and measured,
           "%s: every cell measured" % tid)
+for tid in GAPS:
+    if tid in status:
+        print("GAP  %s %s: %s" % (tid, status[tid], reason[tid][:80]))
 for tid, s in status.items():
-    if tid not in RUNNABLE:
+    if tid not in RUNNABLE and tid not in GAPS:
         check(s == "SKIP" and NEEDS.search(reason[tid]) is not None,
               "%s SKIPs naming the GPU/K8s/NCCL/vLLM it needs" % tid)
 check(not any(s in ("ERROR", "BLOCKED") for s in status.values()),
