@@ -1,5 +1,5 @@
 -- bench/s3/bench.lua RGWDIR [ROUNDS [POINT]]: strata's S3 engine side by
--- side with curl --aws-sigv4 and rclone on the same RGW (tests/s3/rgw.sh).
+-- side with curl --aws-sigv4 and rclone on the same RGW (lab/rgw.sh).
 -- Points: GET and PUT of 256 MiB objects at 1 and 4 streams, of 32 MiB at
 -- 16 and of 8 MiB at 64 streams, and a multipart PUT of a 256 MiB object
 -- in 64 MiB parts, 4 in flight.  POINT (e.g. "put:4", "mpu:4") runs that

@@ -7,6 +7,6 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 strata=${STRATA:-$root/build/strata}
 dir=$(mktemp -d /tmp/strata-s3-bench.XXXXXX)
 rmdir "$dir"
-trap '"$root/tests/s3/rgw.sh" stop "$dir"' EXIT
-RGW_MGR=0 RGW_STORE=${RGW_STORE:-bluestore} "$root/tests/s3/rgw.sh" start "$dir"
+trap '"$root/lab/rgw.sh" stop "$dir"' EXIT
+RGW_MGR=0 RGW_STORE=${RGW_STORE:-bluestore} "$root/lab/rgw.sh" start "$dir"
 "$strata" lua "$root/bench/s3/bench.lua" "$dir" "${1:-3}" ${2:-}

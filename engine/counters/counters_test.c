@@ -11,13 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "counters.h"
 
-static int failures;
-
-#define CHECK(c) do { if(!(c)) { failures++; \
-  fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } \
-} while(0)
 #define NEAR(a, b) (fabs((double)(a) - (double)(b)) <= \
   1e-9 * (fabs((double)(b)) + 1))
 
@@ -40,7 +36,7 @@ static double get(const struct ctr_set *s, const char *name)
   long i = ctr_set_find(s, name);
   if(i < 0) {
     fprintf(stderr, "no counter %s\n", name);
-    failures++;
+    check_failures++;
     return NAN;
   }
   return s->vals[i];
@@ -229,8 +225,8 @@ int main(void)
   test_reader();
   test_math();
   test_sampler_static();
-  if(failures) {
-    fprintf(stderr, "counters_test: %d failures\n", failures);
+  if(check_failures) {
+    fprintf(stderr, "counters_test: %d check_failures\n", check_failures);
     return 1;
   }
   printf("counters_test: ok\n");

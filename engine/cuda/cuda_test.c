@@ -12,30 +12,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "cuda.h"
 #include "nvml.h"
 #include "topo.h"
-
-static int failures;
-
-#define CHECK(cond) \
-  do { \
-    if(!(cond)) { \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-              #cond); \
-      failures++; \
-    } \
-  } while(0)
 
 static void check_label(const struct nvml_inventory *inv, int i, int j,
                         const char *want)
 {
   char got[TOPO_LABEL_LEN];
   topo_label(inv, i, j, got, sizeof(got));
-  if(strcmp(got, want)) {
-    fprintf(stderr, "label (%d,%d): got %s, want %s\n", i, j, got, want);
-    failures++;
-  }
+  CHECKF(!strcmp(got, want), "label (%d,%d): got %s, want %s", i, j, got,
+         want);
 }
 
 static void add_link(struct nvml_gpu *g, int l, const char *remote, int type)
@@ -245,9 +233,5 @@ int main(void)
   test_misc();
   test_dmabuf_range();
   test_host();
-  if(failures)
-    fprintf(stderr, "%d check(s) failed\n", failures);
-  else
-    printf("cuda_test: all checks passed\n");
-  return failures ? 1 : 0;
+  return check_result("cuda_test");
 }

@@ -8,13 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "strata.h"
 #include "fleet.h"
-
-static int failures;
-#define CHECK(c) do { if(!(c)) { \
-  fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-  failures++; } } while(0)
 
 static void test_lines_and_exits(void)
 {
@@ -129,9 +125,9 @@ int main(void)
   test_stdin();
   test_timeout_and_kill();
   test_missing();
-  if(failures)
-    fprintf(stderr, "fleet_test: %d failures\n", failures);
+  if(check_failures)
+    fprintf(stderr, "fleet_test: %d check_failures\n", check_failures);
   else
     printf("fleet_test: ok\n");
-  return failures != 0;
+  return check_failures != 0;
 }

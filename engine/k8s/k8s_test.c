@@ -4,12 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "k8s.h"
-
-static int failures;
-#define CHECK(c) do { if(!(c)) { failures++; \
-  fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); } \
-  } while(0)
 
 static char *with(const char *content, char *err, size_t errlen)
 {
@@ -40,9 +36,9 @@ int main(void)
   CHECK(t == NULL && strstr(err, "is empty"));
   t = k8s_read_token("/nonexistent/strata/token", err, sizeof(err));
   CHECK(t == NULL && strstr(err, "token file /nonexistent/strata/token: No such file"));
-  if(failures)
-    fprintf(stderr, "k8s_test: %d failure(s)\n", failures);
+  if(check_failures)
+    fprintf(stderr, "k8s_test: %d failure(s)\n", check_failures);
   else
     printf("k8s_test: ok\n");
-  return failures ? 1 : 0;
+  return check_failures ? 1 : 0;
 }

@@ -9,14 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "json.h"
 #include "llm.h"
 #include "sse.h"
-
-static int failures;
-#define CHECK(c) do { if(!(c)) { failures++; \
-  fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); } \
-  } while(0)
 
 static const char CHUNK[] =
   "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"created\":1,"
@@ -202,8 +198,8 @@ int main(void)
   test_stream();
   test_arrivals();
   test_body();
-  if(failures) {
-    fprintf(stderr, "llm_test: %d check(s) failed\n", failures);
+  if(check_failures) {
+    fprintf(stderr, "llm_test: %d check(s) failed\n", check_failures);
     return 1;
   }
   printf("llm_test: ok\n");

@@ -12,21 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "coll.h"
 #include "../cuda/cuda.h"  /* not the toolkit's cuda.h */
 #include "lib.h"
 #include "value.h"
-
-static int failures;
-
-#define CHECK(cond) \
-  do { \
-    if(!(cond)) { \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-              #cond); \
-      failures++; \
-    } \
-  } while(0)
 
 static void test_counts(void)
 {
@@ -197,8 +187,8 @@ int main(void)
   CHECK(in_child("/nonexistent/libnccl.so.2", load_absent) == 0);
   CHECK(in_child("libc.so.6", load_wrong) == 0);
   CHECK(in_child(NULL, run_here) == 0);
-  if(failures) {
-    fprintf(stderr, "nccl_test: %d failure(s)\n", failures);
+  if(check_failures) {
+    fprintf(stderr, "nccl_test: %d failure(s)\n", check_failures);
     return 1;
   }
   printf("nccl_test: ok\n");

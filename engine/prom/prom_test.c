@@ -8,14 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "prom.h"
 #include "strata.h"
 
-static int failures;
-
-#define CHECK(c) do { if(!(c)) { failures++; \
-  fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } \
-} while(0)
 #define NEAR(a, b) (fabs((double)(a) - (double)(b)) <= \
   1e-9 * (fabs((double)(b)) + 1))
 
@@ -154,7 +150,7 @@ static void test_prom_errors(void)
     int rc = prom_parse(t, len, &d, err, sizeof(err));
     CHECK(rc == -1);
     if(strncmp(err, bad[i].want, strlen(bad[i].want))) {
-      failures++;
+      check_failures++;
       fprintf(stderr, "%s: got '%s', want '%s'\n", bad[i].file, err,
               bad[i].want);
     }
@@ -198,7 +194,7 @@ int main(void)
   test_prom_ceph();
   test_prom_errors();
   test_url();
-  if(failures)
-    fprintf(stderr, "%d check(s) failed\n", failures);
-  return failures ? 1 : 0;
+  if(check_failures)
+    fprintf(stderr, "%d check(s) failed\n", check_failures);
+  return check_failures ? 1 : 0;
 }

@@ -6,30 +6,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "report.h"
-
-static int failures;
 
 static void expect_name(const char *in, const char *want)
 {
   char out[128];
   size_t n = report_sheet_name(in, out, sizeof(out));
-  if(strcmp(out, want) || n != strlen(want)) {
-    printf("FAIL sheet_name(\"%s\") = \"%s\" (%zu), want \"%s\"\n", in, out,
-           n, want);
-    failures++;
-  }
+  CHECKF(!strcmp(out, want) && n == strlen(want),
+         "sheet_name(\"%s\") = \"%s\" (%zu), want \"%s\"", in, out, n,
+         want);
 }
 
 static void expect_color(const char *in, int rc, unsigned want)
 {
   uint32_t v = 0xdeadbeef;
   int got = report_parse_color(in, &v);
-  if(got != rc || (rc == 0 && v != want)) {
-    printf("FAIL parse_color(\"%s\") = %d 0x%06x, want %d 0x%06x\n",
-           in ? in : "(null)", got, (unsigned)v, rc, want);
-    failures++;
-  }
+  CHECKF(got == rc && (rc != 0 || v == want),
+         "parse_color(\"%s\") = %d 0x%06x, want %d 0x%06x",
+         in ? in : "(null)", got, (unsigned)v, rc, want);
 }
 
 int main(void)
@@ -65,10 +60,7 @@ int main(void)
   expect_name("012345678901234567890123456789 x", "012345678901234567890123456789");
   /* A tiny buffer never overflows and never splits a character. */
   report_sheet_name("abcd\xc3\xa9", small, sizeof(small));
-  if(strcmp(small, "abcd")) {
-    printf("FAIL small buffer: \"%s\"\n", small);
-    failures++;
-  }
+  CHECKF(!strcmp(small, "abcd"), "small buffer: \"%s\"", small);
 
   expect_color("#1F4E78", 0, 0x1f4e78);
   expect_color("c6efce", 0, 0xc6efce);
@@ -77,10 +69,5 @@ int main(void)
   expect_color("#GG0000", -1, 0);
   expect_color(NULL, -1, 0);
 
-  if(failures) {
-    printf("%d failure(s)\n", failures);
-    return 1;
-  }
-  printf("report_test: all passed\n");
-  return 0;
+  return check_result("report_test");
 }

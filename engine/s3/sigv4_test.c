@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "check.h"
 #include "sigv4.h"
 
 #define MAXH 32
@@ -139,22 +140,18 @@ out:
   return rc;
 }
 
-static int selfchecks(void)
+static void selfchecks(void)
 {
   char out[80];
-  int bad = 0;
   sigv4_uri_encode("a b/ü~", 7, 1, out, sizeof(out));
-  bad |= strcmp(out, "a%20b/%C3%BC~") != 0;
+  CHECK(!strcmp(out, "a%20b/%C3%BC~"));
   sigv4_uri_encode("a/b", 3, 0, out, sizeof(out));
-  bad |= strcmp(out, "a%2Fb") != 0;
-  bad |= sigv4_uri_encode("abcdef", 6, 0, out, 4) != (size_t)-1;
+  CHECK(!strcmp(out, "a%2Fb"));
+  CHECK(sigv4_uri_encode("abcdef", 6, 0, out, 4) == (size_t)-1);
   sigv4_amz_date(0, out);
-  bad |= strcmp(out, "19700101T000000Z") != 0;
+  CHECK(!strcmp(out, "19700101T000000Z"));
   sigv4_sha256_hex("", 0, out);
-  bad |= strcmp(out, SIGV4_EMPTY_SHA256) != 0;
-  if(bad)
-    fprintf(stderr, "FAIL helper self-checks\n");
-  return bad;
+  CHECK(!strcmp(out, SIGV4_EMPTY_SHA256));
 }
 
 int main(int argc, char **argv)
@@ -179,7 +176,9 @@ int main(int argc, char **argv)
     n++;
   }
   closedir(d);
-  fails += selfchecks();
+  selfchecks();
   printf("%d vectors, %d failed\n", n, fails);
-  return fails || n < 20 ? 1 : 0;
+  CHECKF(fails == 0, "%d of %d vectors failed", fails, n);
+  CHECKF(n >= 20, "only %d vectors in %s", n, argv[1]);
+  return check_result("sigv4_test");
 }

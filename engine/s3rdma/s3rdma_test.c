@@ -8,21 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "cuobj_desc.h"
 #include "pattern.h"
 #include "prom.h"
 #include "token.h"
 #include "wire.h"
-
-static int failures;
-
-#define CHECK(cond) do { \
-    if(!(cond)) { \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-              #cond); \
-      failures++; \
-    } \
-  } while(0)
 
 static void test_token(void)
 {
@@ -201,10 +192,5 @@ int main(void)
   test_wire();
   test_prom();
   test_pattern();
-  if(failures) {
-    fprintf(stderr, "s3rdma_test: %d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("s3rdma_test: all checks passed\n");
-  return 0;
+  return check_result("s3rdma_test");
 }

@@ -11,14 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "counters.h"
 #include "storage.h"
 #include "strata.h"
-
-static int failures;
-#define CHECK(c) do { if(!(c)) { failures++; \
-  fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); } \
-  } while(0)
 
 static void test_pattern(void)
 {
@@ -223,7 +219,7 @@ int main(void)
     printf("SKIP jobs: %s\n", err);
   else
     test_jobs();
-  if(failures)
-    fprintf(stderr, "%d failures\n", failures);
-  return failures ? 1 : 0;
+  if(check_failures)
+    fprintf(stderr, "%d check_failures\n", check_failures);
+  return check_failures ? 1 : 0;
 }

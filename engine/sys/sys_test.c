@@ -10,13 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "sys.h"
-
-static int failures;
-
-#define CHECK(c) do { if(!(c)) { failures++; \
-  fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } \
-} while(0)
 
 static void test_parsers(void)
 {
@@ -133,10 +128,5 @@ int main(void)
   test_parsers();
   test_fixture();
   test_run();
-  if(failures) {
-    fprintf(stderr, "sys_test: %d failures\n", failures);
-    return 1;
-  }
-  printf("sys_test: ok\n");
-  return 0;
+  return check_result("sys_test");
 }

@@ -12,13 +12,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "check.h"
 #include "serve.h"
-
-static int failed;
-
-#define CHECK(c) do { if(!(c)) { \
-  fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-  failed++; } } while(0)
 
 static void test_parse(void)
 {
@@ -220,9 +215,5 @@ int main(void)
   test_test_roundtrip();
   test_helpers();
   test_serve();
-  if(failed)
-    fprintf(stderr, "verbs_test: %d check(s) failed\n", failed);
-  else
-    printf("verbs_test: all checks passed\n");
-  return failed ? 1 : 0;
+  return check_result("verbs_test");
 }

@@ -3,7 +3,8 @@
 -- { summary = "...", usage = "...", main = function(args) -> exit code }.
 local M = {}
 
-local COMMANDS = { "run", "list", "check", "report", "diff", "serve", "k8s", "lua" }
+local COMMANDS = { "run", "list", "check", "report", "diff", "serve", "k8s",
+                   "lab", "lua" }
 
 local function usage_text()
   local lines = {

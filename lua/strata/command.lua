@@ -10,6 +10,7 @@ local M = {}
 M.RUN_OPTIONS = {
   ["-o"] = "output", ["--output"] = "output", ["--site"] = "site",
   ["--thresholds"] = "thresholds", ["--set"] = { "set", many = true },
+  ["--profile"] = "profile", ["--lab"] = { "lab", flag = true },
   ["--only"] = { "only", many = true }, ["--json"] = "json",
   ["--junit"] = "junit", ["--journal"] = "journal",
   ["--baseline"] = "baseline",

@@ -56,7 +56,8 @@ local function check_limits(site, lines, file)
   end
 end
 
--- opts: paths, site (file), thresholds (file), set (list of K=V)
+-- opts: paths, site (file), thresholds (file), profile (file overlaid on
+-- the thresholds), set (list of K=V)
 -- specs/ in the current folder, else the one shipped with strata.
 function M.default_paths()
   return { core.stat("specs") == "dir" and "specs" or (STRATA_HOME .. "/specs") }
@@ -79,6 +80,7 @@ function M.load(opts)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
     check_limits(s.site, lines, opts.site)
   end
+  require("strata.scale").apply(tests, s.site, opts.site)
 
   local tfile = opts.thresholds or default_thresholds(paths)
   local file_crit = {}
@@ -90,6 +92,19 @@ function M.load(opts)
     -- left out of this run; only `strata check` warns about them
     file_crit = thresholds.load(tfile, opts.warn_unknown and by_id or nil)
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
+  end
+  -- a profile (--profile, e.g. the lab's) replaces the criteria of the
+  -- metrics it names and keeps the rest
+  if opts.profile then
+    if core.stat(opts.profile) ~= "file" then
+      spec.error(opts.profile, "thresholds profile not found")
+    end
+    local prof = thresholds.load(opts.profile, opts.warn_unknown and by_id or nil)
+    for id, metrics in pairs(prof) do
+      file_crit[id] = file_crit[id] or {}
+      for metric, ops in pairs(metrics) do file_crit[id][metric] = ops end
+    end
+    s.files[#s.files + 1] = { path = opts.profile, role = "thresholds profile" }
   end
   s.thresholds_file = tfile
 

@@ -138,8 +138,9 @@ test {
     o.size = r.size or 65536
     o.tx_depth = r.tx_depth
     o.timeout = r.timeout_s
-    if r.duration_s then o.duration = r.duration_s
-    else o.iters = r.iters or 5000 end
+    if r.duration_s then
+      o.duration = t.scale.seconds(r.duration_s, "duration (s)")
+    else o.iters = t.scale.count(r.iters or 5000, "iterations") end
     local res = verbs.incast(o)
     local c1 = snapshot(ifs)
 

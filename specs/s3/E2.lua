@@ -37,9 +37,12 @@ test {
     local s = t.site.s3
     local cl = s3site.client(t, s)
     local r = cl:run {
-      op = "put", bucket = s.bucket, size = (a.object_mb or 64) << 20,
-      concurrency = a.concurrency or 16, duration = a.duration or 30,
-      warmup = a.warmup or 5, prefix = "strata/E2/",
+      op = "put", bucket = s.bucket,
+      size = t.scale.bytes((a.object_mb or 64) << 20, "object size"),
+      concurrency = t.scale.streams(a.concurrency or 16, "concurrency"),
+      duration = t.scale.seconds(a.duration or 30, "window (s)"),
+      warmup = t.scale.seconds(a.warmup or 5, "warm-up (s)"),
+      prefix = "strata/E2/",
       metrics = { url = a.internode_metrics_url, bearer_env = a.metrics_bearer_env,
                   prefix = PREFIX, settle = a.settle or 0 },
     }

@@ -30,13 +30,23 @@ end
 -- 503 SlowDown is saturation, counted apart from hard errors.
 local function phase(t, cl, s, opts, prefix, out, server_metric)
   opts.bucket = s.bucket
-  opts.warmup = opts.warmup or s.warmup or 5
+  -- the RUNBOOK's figures, cut where the site's scale: block says
+  opts.size = t.scale.bytes(opts.size, "object size")
+  opts.concurrency = t.scale.streams(opts.concurrency, "concurrency")
+  if opts.part_size and opts.part_size > opts.size then
+    opts.part_size = opts.size
+  end
+  opts.warmup = t.scale.seconds(opts.warmup or s.warmup or 5, "warm-up (s)")
   -- a window (site.s3.duration, default 30 s) or a count of operations
   -- per phase (site.s3.count)
   if not opts.count then
     opts.count = s.count
-    if not opts.count then opts.duration = opts.duration or s.duration or 30 end
+    if not opts.count then
+      opts.duration = t.scale.seconds(opts.duration or s.duration or 30,
+                                      "window (s)")
+    end
   end
+  if opts.count then opts.count = t.scale.count(opts.count, "operations") end
   opts.metrics = metrics_opts(s)
   -- site.s3.key_prefix: clients loading one bucket at once (a fleet
   -- run gives each node its own) must not read or delete each other's keys

@@ -12,6 +12,8 @@ local vs = require "strata.lib.verbsite"
 local MiB = 1048576
 
 local function wire(t, object, conc)
+  object = t.scale.bytes(object, "object size")
+  conc = t.scale.streams(conc, "streams")
   local r = t.site.rdma or {}
   if r.wire_tests == false then
     t.skip("site.rdma.wire_tests is false")
@@ -27,7 +29,9 @@ local function wire(t, object, conc)
   o.tx_depth = r.tx_depth
   o.max_buffer = vs.max_buffer(t.site)
   o.peer = vs.peer(t.site)
-  o.iters = math.max(1, (r.wire_objects or 4) * object // size)
+  o.timeout = r.timeout_s          -- no completion this long: an error
+  o.iters = t.scale.count(math.max(1, (r.wire_objects or 4) * object // size),
+                          "iterations")
   local res = verbs.bw(o)
   local rate = vs.line_rate(t.site, verbs)
   t.note(("%d x %d MiB objects as %d-byte RDMA WRITEs on %d QPs, far end %s")

@@ -40,6 +40,9 @@ test {
       break
     end
     o.peer = vs.peer(t.site)
+    o.iters = t.scale.count(o.iters, "iterations")
+    o.timeout = (t.site.rdma or {}).timeout_s   -- no completion this long: an error
+    o.duration = t.scale.seconds(o.duration, "duration (s)")
     local res = verbs.bw(o)
     t.note(("line rate %.1f Gbit/s (%s); %s, GID %d, MTU %d, far end %s")
            :format(rate, src, res.device, res.gid_index, res.mtu, res.peer))

@@ -21,7 +21,9 @@ test {
   run = function(t)
     local r = t.site.rdma or {}
     local o = vs.local_opts(t.site)
-    o.op, o.size, o.iters = "write", t.cell.size, r.lat_iters or 1000
+    o.op, o.size = "write", t.cell.size
+    o.iters = t.scale.count(r.lat_iters or 1000, "iterations")
+    o.timeout = r.timeout_s          -- no completion this long: an error
     o.peer = vs.peer(t.site)
     local res = verbs.lat(o)
     t.note(("%s, GID %d, MTU %d, inline %s, far end %s, %d samples")

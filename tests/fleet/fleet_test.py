@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """fleet_test.py STRATA BEDDIR RGWDIR WORKDIR MODE: strata run --fleet slurm
-on the local Slurm cluster of slurm.sh (and the RGW of tests/s3/rgw.sh).
+on the local Slurm cluster of slurm.sh (and the RGW of lab/rgw.sh).
 
 run     salloc -N 3: the per-node rungs on every node, R2/R3 on a ring of
         pairs, R7 incast into one node from the others, B01 from three

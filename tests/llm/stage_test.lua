@@ -1,5 +1,5 @@
 -- stage_test.lua RGWDIR: model staging (llm.stage, T3 into host memory)
--- against the RGW of tests/s3/rgw.sh: shards listed by prefix, every byte
+-- against the RGW of lab/rgw.sh: shards listed by prefix, every byte
 -- landed, timed; a shard listed larger than it is fails by name.
 local s3 = require "strata.s3"
 local llm = require "strata.llm"

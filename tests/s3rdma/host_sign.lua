@@ -1,6 +1,6 @@
 -- host_sign.lua ENDPOINT [CREDENTIALS_FILE] - which `host` a SigV4
 -- signature must cover, against a real S3 server (the Ceph RGW of
--- tests/s3/rgw.sh) or the reference server: the Host header as it is
+-- lab/rgw.sh) or the reference server: the Host header as it is
 -- sent, with the port or without it (shared/S3RDMA-WIRE.md: the
 -- hipobj-rc-v2 reference client signs `host` without the port; AWS-style
 -- clients send and sign host:port).  Both forms pass because the s3 layer

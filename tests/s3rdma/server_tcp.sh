@@ -1,6 +1,6 @@
 #!/bin/sh
 # server_tcp.sh BUILD [RGWDIR] - start the reference server without RDMA
-# on a free port, objects on disk or (RGWDIR: a cluster of tests/s3/rgw.sh)
+# on a free port, objects on disk or (RGWDIR: a cluster of lab/rgw.sh)
 # in the Ceph RGW behind it, run server_tcp.lua against it, stop it.
 set -u
 B=$1; here=$(cd "$(dirname "$0")" && pwd)

@@ -9,7 +9,7 @@
 #   crossed-4p4   4+4 with one member of each array on the far node
 #   uniform-8     (second boot) all 8 drives on node 0, one RAID0 of 8
 # The trees land in fixtures/storage/<layout>/ with a SOURCE file saying
-# how and when.  Reuses tests/rxe (its image and guest-init); only the qemu
+# how and when.  Reuses the lab's guest (lab/mkinitramfs, lab/guest-init); only the qemu
 # command line is this script's own, because the devices differ.
 #
 # usage: tests/storage/record-sysfs.sh [--build DIR]
@@ -23,7 +23,7 @@ for b in mdadm mkfs.xfs; do
 done
 vmlinuz=$(ls /boot/vmlinuz-* | sort -V | tail -1)
 kver=${vmlinuz#/boot/vmlinuz-}
-base=$("$src/tests/rxe/mkinitramfs" --strata "$build/strata")
+base=$("$src/lab/mkinitramfs" --strata "$build/strata")
 work=$(mktemp -d "$build/storage-rec.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

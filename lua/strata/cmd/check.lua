@@ -18,7 +18,8 @@ function M.main(argv)
     local o, paths = args.parse(argv, command.RUN_OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     local s = setup.load { paths = paths, site = o.site, warn_unknown = true,
-                           thresholds = o.thresholds, set = o.set }
+                           thresholds = o.thresholds, profile = o.profile,
+                           set = o.set }
     local warnings = 0
     for _, c in ipairs(s.criteria) do
       local warn = o.site and thresholds.check_site_ref(c, s.site)

@@ -22,6 +22,10 @@ PATH: spec files or folders (default: specs/).
                           the journal FILE.jsonl is written beside it
   --site FILE             site facts (GPU count, line rate, peers, endpoints)
   --thresholds FILE       criteria (default: thresholds.yaml next to the specs)
+  --profile FILE          criteria overlaid on --thresholds (per metric)
+  --lab                   run against the local emulated cluster (docs/lab.md):
+                          starts it unless `strata lab up` did, runs in its
+                          guest a, stops it; its own site file and profile
   --set ID.metric.op=V    override one criterion (op: min max eq ne in;
                           V=none drops it); repeatable
   --only PATTERN          run only matching IDs, tags or layers (globs; what
@@ -73,8 +77,9 @@ function M.main(argv)
   return command.guard(function()
     local o, paths = args.parse(argv, M.OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
+    if o.lab then return require("strata.cmd.lab").run(argv, o) end
     if o.fleet then return require("strata.fleet.run").main(o, paths, argv) end
-    local s = setup.load { paths = paths, site = o.site,
+    local s = setup.load { paths = paths, site = o.site, profile = o.profile,
                            thresholds = o.thresholds, set = o.set }
     local order = runner.plan(s.tests, s.by_id, o.only)
     if #order == 0 then
@@ -106,6 +111,7 @@ function M.main(argv)
     for _, a in ipairs(argv) do argv0[#argv0 + 1] = a end
     j:write { type = "run", version = STRATA_VERSION, argv = argv0,
               host = host, started = core.utc(), files = s.files,
+              stamp = type(s.site.site) == "table" and s.site.site.stamp or nil,
               output = xlsx, journal = jpath, cwd = core.realpath(".") }
     j:write { type = "inventory", data = inventory() }
     local crit = {}

@@ -57,7 +57,10 @@ end
 
 -- Scale a RUNBOOK row (size, concurrency) to the site's limits.
 function M.scale(t, s, size, conc)
-  local sz, cc = size, conc
+  -- the site's scale: block first (strata.scale), then s3rdma's own keys
+  local sz = t.scale and t.scale.bytes(size, "object size") or size
+  local cc = t.scale and t.scale.streams(conc, "concurrency") or conc
+  size, conc = sz, cc
   if s.max_object_mb and sz > s.max_object_mb * MiB then
     sz = math.floor(s.max_object_mb * MiB)
   end

@@ -198,6 +198,8 @@ local function write_summary(ctx, model, detail_sheets)
   if run.started then sub[#sub + 1] = tostring(run.started) end
   if run.version then sub[#sub + 1] = "strata " .. tostring(run.version) end
   S:put(1, 0, table.concat(sub, "  \u{00B7}  "), F.subtitle)
+  -- site.stamp (the lab's: what its figures are worth)
+  if run.stamp then S:put(2, 0, tostring(run.stamp), F.msg_bad) end
 
   -- The verdict, big, and what it rests on (strata.verdict's message).
   local verdict_ = tostring(model.verdict or "NO VERDICT")

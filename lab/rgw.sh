@@ -2,8 +2,8 @@
 # rgw.sh - a throw-away one-node Ceph cluster with a RADOS Gateway on
 # 127.0.0.1, for tests and benchmarks (any test area may use it).
 #
-#   tests/s3/rgw.sh start DIR   start it; DIR (created) holds everything
-#   tests/s3/rgw.sh stop DIR    stop every daemon it started, remove DIR
+#   lab/rgw.sh start DIR   start it; DIR (created) holds everything
+#   lab/rgw.sh stop DIR    stop every daemon it started, remove DIR
 #
 # After start, DIR/env holds shell assignments (sourceable):
 #   S3_ENDPOINT=http://127.0.0.1:<port>  S3_REGION=us-east-1

@@ -1,0 +1,71 @@
+#!/bin/sh
+# agent.sh - runs INSIDE every lab guest (busybox sh, started by
+# lab/guest-init as the guest's script; docs/lab.md).  Starts the services
+# of the guest's role, says ready, then runs the jobs the host drops into
+# <out>/jobs/ (lab/lab.sh exec) until the host writes <lab>/stop.
+#   role a      the runner: no service (strata run executes here)
+#   role b      strata serve (the R2/R3/R6 far end, an R7 sender) and the
+#               reference S3-over-RDMA server (fixtures/s3rdma) on :9000
+#   role s<N>   strata serve (an R7 sender)
+set -u
+S=$STRATA_RXE_BUILD/strata
+O=$STRATA_RXE_OUT
+LAB=${O%/*}
+role=$STRATA_RXE_ROLE
+umask 077
+echo "$STRATA_RXE_TOKEN" > /tmp/strata-token
+umask 022
+say() { echo "agent[$role]: $*"; }
+
+# Is a TCP port listening (state 0A in /proc/net/tcp)?
+listening() {
+  grep -qi ":$(printf %04X "$1") 00000000:0000 0A" /proc/net/tcp
+}
+wait_listen() {  # port what
+  i=0
+  while ! listening "$1"; do
+    i=$((i + 1))
+    if [ $i -gt 300 ]; then
+      say "$2 is not listening on port $1 after 60 s"
+      echo "$2 did not start (port $1)" > "$O/failed"
+      exit 1
+    fi
+    sleep 0.2
+  done
+}
+
+pids=""
+case $role in
+  b|s*)
+    "$S" serve --port 18515 --token-file /tmp/strata-token --device rxe0 \
+      > "$O/serve.log" 2>&1 &
+    pids="$pids $!"
+    wait_listen 18515 "strata serve" ;;
+esac
+if [ "$role" = b ]; then
+  . "$LAB/s3rdma.env"
+  mkdir -p /tmp/store
+  "$STRATA_RXE_BUILD/fixtures/s3rdma/strata-s3rdma-server" --root /tmp/store \
+    --listen 0.0.0.0 --port 9000 --device rxe0 --max-mem 268435456 \
+    > "$O/s3rdma.log" 2>&1 &
+  pids="$pids $!"
+  wait_listen 9000 "the S3-over-RDMA server"
+fi
+mkdir -p "$O/jobs"
+say "ready ($(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null))"
+: > "$O/ready"
+
+# The job loop: <n>.sh -> output in <n>.sh.log, exit status in <n>.sh.rc.
+while [ ! -e "$LAB/stop" ]; do
+  for j in "$O"/jobs/*.sh; do
+    [ -e "$j" ] || continue
+    sh "$j" > "$j.log" 2>&1
+    echo $? > "$j.rc.tmp"
+    mv "$j.rc.tmp" "$j.rc"
+    mv "$j" "$j.done"
+  done
+  sleep 0.5
+done
+for p in $pids; do kill "$p" 2>/dev/null; done
+say "stopping"
+exit 0
