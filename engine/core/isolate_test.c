@@ -13,9 +13,7 @@
 #include "isolate.h"
 #include "strata.h"
 
-static int failures;
-#define CHECK(c) do { if(!(c)) { failures++; \
-  fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while(0)
+#include "check.h"
 
 static int answer(int fd, void *arg)
 {
@@ -118,7 +116,5 @@ int main(void)
   CHECK(isolate_run(spin, NULL, 0.3, NULL, NULL, NULL, 0, &r) == ISOLATE_TIMEOUT);
   free(r.payload);
 
-  if(failures)
-    fprintf(stderr, "isolate_test: %d failures\n", failures);
-  return failures ? 1 : 0;
+  return check_result("isolate_test");
 }
