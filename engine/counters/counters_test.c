@@ -156,13 +156,15 @@ static void test_sampler_static(void)
   o.max_samples = 16;
   o.intr_top = 3;
   CHECK(ctr_sampler_start(&o, &s, err, sizeof(err)) == 0);
-  usleep(400000);
+  /* 1.2 s at 10 ms is ~120 ticks; 20 leaves room for a loaded host (a
+   * sanitizer build on two busy cores got fewer than 20 in 0.4 s) */
+  usleep(1200000);
   ctr_sampler_stop(s);
   ctr_sampler_result(s, &r);
-  CHECK(r.duration_s >= 0.39 && r.duration_s < 2);
-  CHECK(r.ticks >= 20);
+  CHECKF(r.duration_s >= 1.19 && r.duration_s < 5, "%.3f s", r.duration_s);
+  CHECKF(r.ticks >= 20, "%zu ticks", r.ticks);
   CHECK(r.nt >= 7 && r.nt <= 15);  /* halved at least once */
-  CHECK(r.nt && r.t[r.nt - 1] > 0.38);
+  CHECK(r.nt && r.t[r.nt - 1] > 1.0);
   {
     size_t kept_intr = 0;
     int saw_busy = 0;
