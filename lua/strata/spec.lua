@@ -108,7 +108,7 @@ local function check_matrix(where, id, m)
     params = order
   elseif #params > 1 then
     M.error(where, "test %s: a matrix of %d parameters needs "
-            .. "order = { ... } (the first is the x axis)", id, #params)
+            .. "matrix.order = { ... } (the first is the x axis)", id, #params)
   end
   if m.exclude ~= nil and not is_list(m.exclude) then
     M.error(where, "test %s: matrix.exclude must be a list of cells", id)
