@@ -309,7 +309,10 @@ up() {
         fail "guest $r" "its setup failed (exit $(cat "$dir/$r/rc")):" \
              "$(tail -n 3 "$dir/$r/log" 2>/dev/null)"
       fi
-      alive "$dir/$r/qemu.pid" ||
+      # kill -0, not alive(): just after the launch the child may still be
+      # the forked shell that has not exec'd setsid/qemu yet (its cmdline
+      # names no qemu), and the pid is ours, not a reused one
+      kill -0 "$(cat "$dir/$r/qemu.pid")" 2>/dev/null ||
         fail "guest $r" "qemu exited during boot: $(tail -n 3 "$dir/$r/console.log")"
       pending="$pending $r"
     done
