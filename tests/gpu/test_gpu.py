@@ -6,6 +6,7 @@ On a host with a GPU the same tests accept PASS/FAIL verdicts instead.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,7 @@ def run(*args, timeout=50):
 class NoGpu(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="strata-gpu-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
 
     def test_primitives_skip_with_reason(self):
         probe = os.path.join(self.tmp, "probe.lua")
