@@ -541,8 +541,10 @@ class Faults(Tmp):
                             st = f.read().rsplit(")", 1)[1].split()
                     except OSError:
                         continue
-                    if int(st[1]) == p.pid and int(st[3]) == p.pid:
-                        child = int(pid)  # ppid and session: the cell's child
+                    # its own process group in the run's session: the
+                    # cell's child (its parent is the fork server)
+                    if int(st[2]) == int(pid) and int(st[3]) == p.pid:
+                        child = int(pid)
             time.sleep(0.3)
             os.kill(child, signal.SIGTERM)   # the job's processes, in any order
             time.sleep(0.02)
@@ -560,6 +562,36 @@ class Faults(Tmp):
         self.assertEqual(res["Z1"][0]["status"], "STOPPED", res["Z1"][0])
         self.assertNotIn("crashed", res["Z1"][0]["reason"])
         self.assertTrue(recs[-1]["type"] == "end" and recs[-1]["interrupted"])
+
+    def test_fork_server_killed(self):
+        """Cells fork from a fork server (engine/core/isolate.c).  When it
+        dies (here: a cell kills it), the cell that was running is that
+        cell's ERROR, saying so; every later cell forks from the runner
+        and runs; every cell is journaled."""
+        spec = self.write("k.lua", """
+test { id = 'K1', layer = 'host', title = 'server killed',
+  matrix = { n = { 1, 2, 3, 4, 5 } },
+  run = function(t)
+    if t.cell.n == 2 then
+      local f = io.open('/proc/self/stat')
+      local ppid = f:read('a'):match('%) %S+ (%d+)')
+      f:close()
+      os.execute('kill -9 ' .. ppid)
+    end
+    return { v = t.cell.n }
+  end }
+test { id = 'K2', layer = 'host', title = 'after', needs = {},
+  run = function(t) return { w = t.result('K1', { n = 4 }).v } end }
+""")
+        p = strata("run", spec, "-o", self.path("k.xlsx"))
+        err = p.stderr.decode(errors="replace")
+        res = results(journal(self.path("k.jsonl")))
+        st = [r["status"] for r in sorted(res["K1"], key=lambda r: r["cell_index"])]
+        self.assertEqual(st, ["PASS", "ERROR", "PASS", "PASS", "PASS"], err)
+        self.assertIn("fork server died", res["K1"][1]["reason"])
+        self.assertEqual(res["K2"][0]["metrics"], {"w": 4})
+        self.assertEqual(p.returncode, 1, err)
+        self.assertTrue(os.path.exists(self.path("k.xlsx")), err)
 
     def test_clock_step_during_a_timed_phase(self):
         """The wall clock steps by an hour (NTP, an operator) while a cell
