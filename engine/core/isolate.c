@@ -355,7 +355,9 @@ static void server_main(int sock, pid_t runner, isolate_prepare_fn prepare,
       req[h.len] = '\0';
       if(prepare)
         prepare(req, h.len, &h.lim, arg);
-      fflush(NULL);
+      /* stdout only: fflush(NULL) writes to every FILE, and each page the
+       * server writes after a fork is copied (the server writes no other) */
+      fflush(stdout);
       rep.pid = fork();
       if(rep.pid == 0) {
         close(sock);
