@@ -165,20 +165,28 @@ end
 -- cycle (the encoder then refuses it) instead of recursing for ever.
 function M.clean(v)
   local memo = {}
+  local mask_text = M.mask
+  -- (the memo tables are looked at first: this runs for every value of
+  -- every journal record and of the run model)
   local function clean(x)
-    if type(x) == "string" then return M.mask(x) end
+    if type(x) == "string" then return masked[x] or mask_text(x) end
     if type(x) ~= "table" then return x end
     if memo[x] then return memo[x] end
     local out = {}
     memo[x] = out
     for k, y in pairs(x) do
-      local ck = type(k) == "string" and M.mask(k) or k
-      if is_secret_key(k) and type(y) ~= "table" and type(y) ~= "number"
-         and type(y) ~= "boolean" then
-        out[ck] = "***"
-      else
-        out[ck] = clean(y)
+      local ty = type(y)
+      if type(k) == "string" then
+        local secret = secret_keys[k]
+        if secret == nil then secret = is_secret_key(k) end
+        k = masked[k] or mask_text(k)
+        if secret and ty ~= "table" and ty ~= "number" and ty ~= "boolean" then
+          y, ty = "***", "masked"
+        end
       end
+      if ty == "table" then out[k] = clean(y)
+      elseif ty == "string" then out[k] = masked[y] or mask_text(y)
+      else out[k] = y end
     end
     return setmetatable(out, getmetatable(x))
   end
