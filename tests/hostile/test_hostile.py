@@ -593,6 +593,61 @@ test { id = 'K2', layer = 'host', title = 'after', needs = {},
         self.assertEqual(p.returncode, 1, err)
         self.assertTrue(os.path.exists(self.path("k.xlsx")), err)
 
+    def test_runner_killed(self):
+        """kill -9 of strata mid-cell: the fork server dies with it
+        (PR_SET_PDEATHSIG), the finished cell is in the journal."""
+        spec = self.write("r.lua", PLAIN + "test { id = 'Z1', layer = 'host', "
+                          "title = 'long', timeout = 60, run = function() "
+                          "require('strata.core').sleep(30) return {} end }\n")
+        p = subprocess.Popen([BIN, "run", spec, "-o", self.path("r.xlsx")],
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+
+        def procs():
+            """pid -> (state, ppid, session) of every process"""
+            out = {}
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open("/proc/%s/stat" % pid) as f:
+                        st = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                out[int(pid)] = (st[0], int(st[1]), int(st[3]))
+            return out
+
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                self.assertLess(time.monotonic(), deadline)
+                try:
+                    if "OK1" in results(journal(self.path("r.jsonl"))):
+                        break
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.05)
+            server = [pid for pid, st in procs().items() if st[1] == p.pid]
+            self.assertEqual(len(server), 1, server)   # the fork server
+            p.kill()
+            p.wait(timeout=10)
+            while True:   # gone, or a zombie nobody reaped yet
+                st = procs().get(server[0])
+                if st is None or st[0] == "Z":
+                    break
+                self.assertLess(time.monotonic(), deadline, "the server outlived strata")
+                time.sleep(0.05)
+        finally:
+            if p.poll() is None:
+                p.kill()
+            for pid, st in procs().items():   # Z1's cell, asleep
+                if st[2] == p.pid and st[0] != "Z":
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+        recs = results(journal(self.path("r.jsonl")))
+        self.assertEqual(recs["OK1"][0]["status"], "PASS")
+
     def test_clock_step_during_a_timed_phase(self):
         """The wall clock steps by an hour (NTP, an operator) while a cell
         is timing something: durations and rates come from the monotonic
