@@ -682,8 +682,9 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
   if(lim)
     h.lim = *lim;
   h.len = (uint32_t)len;
-  if(srv_send(s->sock, &h, fds[1], req, len) ||
-     full_io(s->sock, &rep, sizeof(rep), 0)) {
+  if(srv_send(s->sock, &h, fds[1], req, len)) {
+    /* the server was gone before it had the whole request: it forked
+     * nothing */
     server_lost(s);
     close(fds[0]);
     close(fds[1]);
@@ -691,9 +692,18 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
     return r->status = ISOLATE_SYSERR;
   }
   close(fds[1]);
-  if(rep.err) {
+  if(full_io(s->sock, &rep, sizeof(rep), 0)) {
+    /* gone after the request: the cell may have run (and may still):
+     * it is this cell's crash, never run a second time */
+    server_lost(s);
     close(fds[0]);
-    errno = rep.err;
+    r->status = ISOLATE_CRASHED;
+    r->lost = 1;
+    return r->status;
+  }
+  if(rep.err || rep.pid <= 0) {
+    close(fds[0]);
+    errno = rep.err ? rep.err : EPROTO;
     return r->status = ISOLATE_SYSERR;
   }
   c.pid = rep.pid;
