@@ -213,7 +213,7 @@ static double fnum(lua_State *L, int idx, const char *k)
  * nic is the fourth witness, judged in lua/strata/lib/s3nic.lua: "agree",
  * "mismatch" (NOT PROVEN) or "absent" (reported, not held against it).
  * r is what s3rdma.run returned (mode rdma); before/after come from
- * s3rdma.counters.  The counter witness is "absent" (verdict NOT PROVEN,
+ * lib/s3rdma.lua counters().  The counter witness is "absent" (verdict NOT PROVEN,
  * with why) when they are nil (the site has no counter source) or say
  * absent (the endpoint answered 404).  AIStor's direction: GET bytes must
  * show in read_bytes, PUT / UploadPart bytes in write_bytes.
