@@ -2,9 +2,10 @@
 -- every matrix cell in an isolated child process.  It journals each cell's
 -- raw outcome; strata.verdict turns outcomes into statuses.
 --
--- One child per cell (core.isolate): a primitive that hangs past the
--- cell's timeout, crashes or raises costs that cell only; every finished
--- cell is journaled before the next starts.
+-- One child per cell, forked by a fork server (core.fork_server; without
+-- one, core.isolate): a primitive that hangs past the cell's timeout,
+-- crashes or raises costs that cell only; every finished cell is
+-- journaled before the next starts.
 local core = require "strata.core"
 local cjson = require "cjson"
 local spec = require "strata.spec"
