@@ -125,7 +125,8 @@ test {
   sample = { interval = 0.5, sources = { "cpu", "disk", "net" } },
   headline = "checkpoint_mibps",
   units = { checkpoint_mibps = "MiB/s", put_mibps = "MiB/s",
-            nvme_write_mibps = "MiB/s", d2h_mibps = "MiB/s" },
+            nvme_write_mibps = "MiB/s", d2h_mibps = "MiB/s",
+            cufile_write_mibps = "MiB/s" },
   criteria = { checkpoint_mibps = { min = "0.5 * put_mibps" },
                put_errors = { max = 0 } },
   run = function(t)
@@ -146,6 +147,22 @@ test {
                           total / (m.d2h_mibps * MiB), m.d2h_mibps }
     else
       t.note("no CUDA GPU: the checkpoint starts in host memory")
+    end
+    if ok and cuda.available() then
+      -- GPU -> file through cuFile (GDS or its compatibility mode), one
+      -- object's worth, beside the D2H + O_DIRECT path (not in the sum)
+      local okf, f = pcall(cuda.cufile, { path = sc.path .. "/strata-S7c.dat",
+                                          dir = "write", size = size })
+      if okf then
+        m.cufile_write_mibps, m.cufile_mode = f.mibps, f.mode
+        m.cufile_verify_errors = f.verify_errors
+        rows[#rows + 1] = { "GPU -> file, cuFile " .. f.mode .. " (not in the sum)",
+                            f.bytes, f.seconds, f.mibps }
+      else
+        t.note("cuFile write not measured: " .. tostring(
+               type(f) == "table" and f.skip or f))
+      end
+      os.remove(sc.path .. "/strata-S7c.dat")
     end
     local w = lib.job(t, sc, { name = "S7", rw = "write", bs = "1M",
                                iodepth = 32, size = total, runtime = 0,
