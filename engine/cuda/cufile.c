@@ -56,6 +56,70 @@ struct cufile_api {
   cufile_error_t (*get_version)(int *v);      /* optional */
 };
 
+/* CUfileOpError 5001 .. 5050 by name: the enum order of cycufile.pxd,
+ * numbered as the CUDA 13.0 header on the H200 machine printed them
+ * (tests/gpu/cufile_abi.c; tests/storage/results/h200-2026-12-01/
+ * cufile_abi.txt: 5021 and 5032 are unused). */
+static const char *const op_errors[] = {
+  "CU_FILE_DRIVER_NOT_INITIALIZED",
+  "CU_FILE_DRIVER_INVALID_PROPS",
+  "CU_FILE_DRIVER_UNSUPPORTED_LIMIT",
+  "CU_FILE_DRIVER_VERSION_MISMATCH",
+  "CU_FILE_DRIVER_VERSION_READ_ERROR",
+  "CU_FILE_DRIVER_CLOSING",
+  "CU_FILE_PLATFORM_NOT_SUPPORTED",
+  "CU_FILE_IO_NOT_SUPPORTED",
+  "CU_FILE_DEVICE_NOT_SUPPORTED",
+  "CU_FILE_NVFS_DRIVER_ERROR",
+  "CU_FILE_CUDA_DRIVER_ERROR",
+  "CU_FILE_CUDA_POINTER_INVALID",
+  "CU_FILE_CUDA_MEMORY_TYPE_INVALID",
+  "CU_FILE_CUDA_POINTER_RANGE_ERROR",
+  "CU_FILE_CUDA_CONTEXT_MISMATCH",
+  "CU_FILE_INVALID_MAPPING_SIZE",
+  "CU_FILE_INVALID_MAPPING_RANGE",
+  "CU_FILE_INVALID_FILE_TYPE",
+  "CU_FILE_INVALID_FILE_OPEN_FLAG",
+  "CU_FILE_DIO_NOT_SET",
+  "",
+  "CU_FILE_INVALID_VALUE",
+  "CU_FILE_MEMORY_ALREADY_REGISTERED",
+  "CU_FILE_MEMORY_NOT_REGISTERED",
+  "CU_FILE_PERMISSION_DENIED",
+  "CU_FILE_DRIVER_ALREADY_OPEN",
+  "CU_FILE_HANDLE_NOT_REGISTERED",
+  "CU_FILE_HANDLE_ALREADY_REGISTERED",
+  "CU_FILE_DEVICE_NOT_FOUND",
+  "CU_FILE_INTERNAL_ERROR",
+  "CU_FILE_GETNEWFD_FAILED",
+  "",
+  "CU_FILE_NVFS_SETUP_ERROR",
+  "CU_FILE_IO_DISABLED",
+  "CU_FILE_BATCH_SUBMIT_FAILED",
+  "CU_FILE_GPU_MEMORY_PINNING_FAILED",
+  "CU_FILE_BATCH_FULL",
+  "CU_FILE_ASYNC_NOT_SUPPORTED",
+  "CU_FILE_INTERNAL_BATCH_SETUP_ERROR",
+  "CU_FILE_INTERNAL_BATCH_SUBMIT_ERROR",
+  "CU_FILE_INTERNAL_BATCH_GETSTATUS_ERROR",
+  "CU_FILE_INTERNAL_BATCH_CANCEL_ERROR",
+  "CU_FILE_NOMEM_ERROR",
+  "CU_FILE_IO_ERROR",
+  "CU_FILE_INTERNAL_BUF_REGISTER_ERROR",
+  "CU_FILE_HASH_OPR_ERROR",
+  "CU_FILE_INVALID_CONTEXT_ERROR",
+  "CU_FILE_NVFS_INTERNAL_DRIVER_ERROR",
+  "CU_FILE_BATCH_NOCOMPAT_ERROR",
+  "CU_FILE_IO_MAX_ERROR"
+};
+
+static const char *op_error(int e)
+{
+  if(e > 5000 && e <= 5050 && op_errors[e - 5001][0])
+    return op_errors[e - 5001];
+  return "CUfileOpError";
+}
+
 static void *lib;
 
 static int load(struct cufile_api *a, char *err, size_t len)
@@ -172,9 +236,10 @@ int cufile_io(const struct cufile_opts *o, struct cufile_result *r,
   t0 = strata_now_ns();
   e = a.driver_open();
   if(e.err) {
-    snprintf(err, errlen, "cuFileDriverOpen: CUfileOpError %d, CUresult "
-             "%d (no GDS and no compatibility mode? /etc/cufile.json "
-             "properties.allow_compat_mode)", e.err, e.cu_err);
+    snprintf(err, errlen, "cuFileDriverOpen: %s (%d), CUresult %d (no GDS "
+             "and no compatibility mode? /etc/cufile.json "
+             "properties.allow_compat_mode)", op_error(e.err), e.err,
+             e.cu_err);
     st = CUDA_ABSENT;
     goto out;
   }
@@ -185,9 +250,26 @@ int cufile_io(const struct cufile_opts *o, struct cufile_result *r,
   d.type = CUFILE_HANDLE_TYPE_OPAQUE_FD;
   d.handle.fd = fd;
   e = a.handle_register(&fh, &d);
+  if(e.err && o->direct) {
+    /* compatibility mode may refuse an O_DIRECT descriptor on a file
+     * system it cannot do direct I/O on: try the file buffered */
+    int bfd = open(o->path, o->write ? O_RDWR : O_RDONLY);
+    if(bfd >= 0) {
+      d.handle.fd = bfd;
+      e = a.handle_register(&fh, &d);
+      if(e.err)
+        close(bfd);
+      else {
+        close(fd);
+        fd = bfd;
+        r->direct = 0;
+      }
+    }
+  }
   if(e.err) {
-    snprintf(err, errlen, "cuFileHandleRegister %s: CUfileOpError %d, "
-             "CUresult %d", o->path, e.err, e.cu_err);
+    snprintf(err, errlen, "cuFileHandleRegister %s: %s (%d), CUresult %d "
+             "(cuFile's log says why: cufile.log, CUFILE_LOGFILE_PATH)",
+             o->path, op_error(e.err), e.err, e.cu_err);
     fh = NULL;
     goto out;
   }

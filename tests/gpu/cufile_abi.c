@@ -32,6 +32,10 @@ int main(void)
          (int)CU_FILE_DRIVER_NOT_INITIALIZED);
   printf("CU_FILE_PLATFORM_NOT_SUPPORTED = %d\n",
          (int)CU_FILE_PLATFORM_NOT_SUPPORTED);
+  /* the header's own names of the error codes (cufileop_status_error) */
+  for(int e = 5000; e <= 5060; e++)
+    printf("CUfileOpError %d %s\n", e,
+           cufileop_status_error((CUfileOpError)e));
   printf("abi %s\n", bad ? "MISMATCH" : "ok");
   return bad;
 }
