@@ -120,6 +120,10 @@ def fleet_run(nodes, args, name, during=None, partition=None):
           (["-p", partition] if partition else []) + [
            strata, "run", "--fleet", "slurm", "-o", out + ".xlsx",
            "--json", out + ".json", "--junit", out + ".xml"] + args
+    # a journal left by an earlier run would mislead during()
+    for ext in (".jsonl", ".xlsx", ".json", ".xml"):
+        if os.path.exists(out + ext):
+            os.unlink(out + ext)
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, env=env, cwd=root, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -353,7 +357,11 @@ fleet_test: { sleep_s: 3 }
                 p = in_guest(run[0]["fleet"]["job"], guests[2],
                              'for p in /proc/[0-9]*; do a=$(tr "\\000" " " < $p/cmdline 2>/dev/null); '
                              'case "$a" in */strata" "serve" "*) kill -9 ${p#/proc/}; echo ${p#/proc/};; esac; done')
-                acted[guests[2]] = p.stdout.split()
+                if p.stdout.split():
+                    acted[guests[2]] = p.stdout.split()
+                else:
+                    print("kill in %s found no agent yet (rc %d): %s"
+                          % (guests[2], p.returncode, p.stderr.strip()[-300:]), flush=True)
 
     rc, out, wall = fleet_run(3, ["--site", site, "--profile", prof, "--only", "FT1",
                                   "--only", "R2", "specs/verbs", os.path.join(here, "specs")],
@@ -369,8 +377,8 @@ fleet_test: { sleep_s: 3 }
     doc = json.load(open(out + ".json"))
     for p in doc["pairs"]:
         if p["to"] == "g3":
-            check(p["status"] == "ERROR" and "g3" in (p["reason"] or ""),
-                  "%s %s -> g3 ERROR: %s" % (p["id"], p["from"], p["reason"]))
+            check(p["status"] == "ERROR" and "g3" in (p.get("reason") or ""),
+                  "%s %s -> g3 ERROR: %s" % (p["id"], p["from"], p.get("reason")))
         else:
             check(p["status"] == "PASS", "%s %s -> %s stands: PASS" % (p["id"], p["from"], p["to"]))
 
