@@ -37,7 +37,6 @@ mount -t tmpfs -o mode=0700 munge "$BED/munge" || fail "cannot mount over $BED/m
 cp /tmp/munge.key "$BED/munge/munge.key"
 chmod 0400 "$BED/munge/munge.key"
 mount -t tmpfs -o mode=0755 spool "$BED/spool/$NODE" || fail "cannot mount over the spool"
-mkdir -p /var/log /var/run
 /usr/sbin/munged --force --socket="$BED/munge/munge.socket" \
   --key-file="$BED/munge/munge.key" --pid-file=/tmp/munged.pid \
   --log-file=/tmp/munged.log --seed-file=/tmp/munge.seed \
