@@ -254,6 +254,7 @@ scale:
   max_iterations: 64
   matrix:
     R2: { size: [65536], qps: [1] }
+    R3: { size: [4096] }
     R7: { senders: [1, 2], qps: [1] }
 fleet:
   roles:
@@ -279,7 +280,8 @@ def rdma_mode():
     rc, out, wall = fleet_run(3, ["--site", site, "--profile", prof,
                                   "--set", "H1.load1_per_cpu.max=none",
                                   "--only", "H1", "--only", "R1", "--only", "R2",
-                                  "--only", "R7", "--only", "B01", "specs"],
+                                  "--only", "R3", "--only", "R7", "--only", "B01",
+                                  "specs"],
                               "rdma", partition="rdma")
     check(rc == 0, "fleet run on the RDMA nodes exits 0 (rc %d, %.1f s)" % (rc, wall))
     recs = records(out + ".jsonl")
@@ -291,8 +293,8 @@ def rdma_mode():
     m = matrix(wb)
     check(sorted(m) == guests, "Summary matrix has a row per guest: %s" % sorted(m))
     check(all(m[g]["Status"] == "PASS" and m[g]["R1"] == "PASS" and m[g]["R2"] == "PASS"
-              and m[g]["B01"] == "PASS" for g in guests),
-          "H1 R1 R2 (loopback) B01 PASS on every guest")
+              and m[g]["R3"] == "PASS" and m[g]["B01"] == "PASS" for g in guests),
+          "H1 R1 R2 R3 (loopback) B01 PASS on every guest")
     pr = [r for r in res if r["phase"] == "pair" and r["id"] == "R2"]
     want = {(guests[i], guests[(i + 1) % 3]) for i in range(3)}
     check({tuple(r["pair"]) for r in pr} == want, "R2 on the ring of guest pairs")
@@ -305,10 +307,16 @@ def rdma_mode():
               "R2 %s -> %s over RDMA: %.4f Gbit/s, %s packets sent, far end %s"
               % (r["pair"][0], r["pair"][1], mt.get("bw_gbps", 0),
                  mt.get("counters.sent_pkts"), mt.get("peer")))
+    lat = [r for r in res if r["phase"] == "pair" and r["id"] == "R3"]
+    check({tuple(r["pair"]) for r in lat} == want
+          and all(r["status"] == "PASS" and (r.get("metrics") or {}).get("median_us", 0) > 0
+                  for r in lat),
+          "R3 on the ring of guest pairs: %s us" % [round((r.get("metrics") or {}).get("median_us", 0), 1)
+                                                   for r in lat])
     rows = sheet_rows(wb["Pairs"])
     hdr = [i for i, r in enumerate(rows) if r[0] == "from \\ to"]
-    check(len(hdr) == 1 and rows[hdr[0]][1:4] == guests,
-          "Pairs sheet: one matrix (R2), the guests on both axes")
+    check(len(hdr) == 2 and all(rows[h][1:4] == guests for h in hdr),
+          "Pairs sheet: a matrix for R2 and for R3, the guests on both axes")
     if hdr:
         g1row = rows[hdr[0] + 1]
         check(g1row[0] == guests[0] and g1row[1] == "-" and "PASS" in str(g1row[2]),
