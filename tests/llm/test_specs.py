@@ -87,7 +87,12 @@ check(80 <= m16.get("ttft_p50_ms", 0) <= 120 and
 check(m16.get("server_requests") == 12, "witness: vllm:request_success_total"
       " moved by 12 (%s)" % m16.get("server_requests"))
 st, ct = m16.get("server_ttft_mean_ms"), m16.get("ttft_mean_ms")
-check(st is not None and ct is not None and 0 <= ct - st <= 10,
+# The server's own histogram (the witness) holds the injected 80 ms; the
+# client sees it plus its share of a shared host: a mean of 12 requests
+# was 40 ms above the server's at load 19 on the 2-core CI host.  The
+# timing accuracy itself is llm_fixture's (per-request p50/p90 bounds).
+check(st is not None and ct is not None and 80 <= st <= 120 and
+      0 <= ct - st <= 60,
       "witness: server TTFT mean %s vs client %s ms" % (st, ct))
 check(m16.get("server_generation_tokens") == 144, "witness: generation tokens")
 check(m16.get("time_to_ready_s") is not None, "time to ready measured")
