@@ -91,7 +91,7 @@ st, ct = m16.get("server_ttft_mean_ms"), m16.get("ttft_mean_ms")
 # client sees it plus its share of a shared host: a mean of 12 requests
 # was 40 ms above the server's at load 19 on the 2-core CI host.  The
 # timing accuracy itself is llm_fixture's (per-request p50/p90 bounds).
-check(st is not None and ct is not None and 80 <= st <= 120 and
+check(st is not None and ct is not None and 80 <= st <= 200 and
       0 <= ct - st <= 60,
       "witness: server TTFT mean %s vs client %s ms" % (st, ct))
 check(m16.get("server_generation_tokens") == 144, "witness: generation tokens")
