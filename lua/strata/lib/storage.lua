@@ -358,7 +358,9 @@ function M.job(t, sc, job)
   job.filename = sc.path .. "/strata-" .. (job.name or t.id) .. ".dat"
   job.name = nil
   job.size = job.size or st.size or "1G"
-  job.runtime = job.runtime or st.runtime or 10
+  -- the timed window goes through the site's scale: (max_duration_s),
+  -- which names the cut in the result (docs/specs.md)
+  job.runtime = job.runtime or t.scale.seconds(st.runtime or 10, "runtime (s)")
   job.time_based = true
   if sc.numa_node and sc.numa_node >= 0 and st.pin ~= false then
     job.numa_cpu_nodes = sc.numa_node
