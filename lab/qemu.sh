@@ -35,10 +35,14 @@ lab_qemu() {
   fs+=(-virtfs "local,path=$out,mount_tag=out,security_model=none")
   if [ "${LAB_USER:-0}" = 1 ]; then
     user="strata.user=1"
-    set -- "$@" -netdev user,id=u1 -device virtio-net-pci,netdev=u1
+    # bus=pci.0: a device without a bus goes on the newest PCI bus, which
+    # is a pxb expander when lab_nvme args came first (pxb takes bridges only)
+    set -- "$@" -netdev user,id=u1 -device virtio-net-pci,netdev=u1,bus=pci.0
   fi
+  # -vga none: a headless guest; qemu's default VGA would be a display-class
+  # PCI device, which H2 and S1 rightly count as a GPU (numa_node -1)
   LAB_QEMU=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m "$mem"
-    -smp "$smp" -display none -monitor none -serial stdio -no-reboot
+    -smp "$smp" -display none -vga none -monitor none -serial stdio -no-reboot
     -kernel "$LAB_VMLINUZ" -initrd "$LAB_IMG" "${fs[@]}" "$@"
     -append "console=ttyS0 quiet panic=-1 strata.role=$role strata.net=$net \
 strata.ip=$ip strata.peer=$peer strata.src=$LAB_SRC $bld strata.out=$out \

@@ -6,6 +6,8 @@
 #   numa-local   one RAID0 per NUMA node of that node's drives, at
 #                /scratch<node> (the document's 4+4 on two sockets)
 #   one-array    one RAID0 of every drive at /scratch (its 8-way)
+#   stop         unmount, stop every array, wipe the members' md
+#                superblocks (the drives are free for another layout)
 # Drives are grouped by their PCI function's numa_node and taken in serial
 # order, never by kernel name (nvme0n1 is whichever controller probed
 # first).  Writes OUT/scratch: one "path numa_node" line per array
@@ -31,6 +33,15 @@ mkarr() {  # md mountpoint members...
   mount -t xfs -o noatime "$md" "$mnt" || { say "mount $md failed"; exit 1; }
   say "$md ($*) XFS on $mnt"
 }
+if [ "$layout" = stop ]; then
+  for m in /scratch /scratch[0-9]*; do
+    grep -q " $m " /proc/mounts && { umount "$m" || { say "umount $m failed"; exit 1; }; }
+  done
+  for m in /dev/md[0-9]*; do [ -b "$m" ] && mdadm --stop "$m" > /dev/null 2>&1; done
+  for d in $(drives | awk '{print $3}'); do mdadm --zero-superblock "$d" 2> /dev/null; done
+  rm -f "$out/scratch"
+  exit 0
+fi
 [ -n "$(drives)" ] || { say "no NVMe drive in this guest"; exit 1; }
 : > "$out/scratch.tmp"
 case $layout in
