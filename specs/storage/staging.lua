@@ -28,7 +28,7 @@ end
 -- The staging figures (site.storage.staging, else the defaults below),
 -- each through the site's scale: limits, which name every cut in the
 -- result (docs/specs.md, "Scaling a run down").
-local function staging(t)
+local function staging(t, multipart)
   local st = t.site.storage
   local sg = type(st) == "table" and type(st.staging) == "table" and st.staging or {}
   local sc = lib.targets(t)[1]
@@ -36,7 +36,8 @@ local function staging(t)
     size = t.scale.bytes(size_of(sg.object_size, "1G"), "object size"),
     objects = t.scale.count(sg.objects or 8, "objects"),
     concurrency = t.scale.streams(sg.concurrency or 8, "concurrency"),
-    part_size = t.scale.bytes(size_of(sg.part_size, "128M"), "part size"),
+    part_size = multipart
+      and t.scale.bytes(size_of(sg.part_size, "128M"), "part size") or nil,
   }, sc
 end
 
@@ -126,7 +127,7 @@ test {
     if type(t.site.s3) ~= "table" then
       core.skip("no S3 endpoint in the site file (s3)")
     end
-    local sg, sc = staging(t)
+    local sg, sc = staging(t, true)
     local size, n = sg.size, sg.objects
     local total = size * n
     local secs, rows, m = 0, {}, {}

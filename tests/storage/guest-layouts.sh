@@ -1,6 +1,7 @@
 # guest-layouts.sh - runs INSIDE a qemu guest (tests/rxe/run-in-guest
 # --nvme N[:NODES], busybox sh; tests/storage/guest_layouts.py drives it):
-# for each layout in $STRATA_LAYOUTS ("layout:specs ..."), lab/scratch.sh
+# for each layout in $STRATA_LAYOUTS ("layout:specs ...", set by the
+# driver on the script's first line), lab/scratch.sh
 # assembles the guest's emulated NVMe into md RAID0 + XFS (the real mdadm
 # and mkfs.xfs), strata runs the storage specs on it with a site file
 # naming the arrays, the arrays are taken apart for the next layout.
