@@ -361,8 +361,9 @@ function M.job(t, sc, job)
   -- the timed window goes through the site's scale: (max_duration_s),
   -- which names the cut in the result (docs/specs.md)
   job.runtime = job.runtime or t.scale.seconds(st.runtime or 10, "runtime (s)")
-  -- runtime 0: one pass over the region (S5-S7 move a given byte count)
+  -- runtime 0 (S5-S7): one pass over size, not time-based
   job.time_based = job.runtime > 0
+  if job.runtime == 0 then job.runtime = nil end
   if sc.numa_node and sc.numa_node >= 0 and st.pin ~= false then
     job.numa_cpu_nodes = sc.numa_node
   end
