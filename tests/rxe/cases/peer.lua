@@ -29,6 +29,28 @@ for _, op in ipairs { "write", "read", "send" } do
          r.bw_gbps, r.peer)
   end
 end
+-- R2's lab cell that failed under load (issue 19): 4 QPs x 1 MiB, 32
+-- each, 32 in flight.  With the default 67 ms ACK timeout the 4 x 128
+-- packets in flight take longer than that to cross this ~50 Mbit/s wire:
+-- the requesters resent their windows again and again (2.6 x the packets,
+-- ~400 ACK timeouts a run) and rxe failed completions on resent messages
+-- (REM_INV_REQ_ERR, REM_OP_ERR / LOC_QP_OP_ERR) or none came for 10 s.
+-- With an ACK timeout longer than the crossing, no ACK times out.
+for _, op in ipairs { "write", "send" } do
+  local size = op == "write" and 1048576 or 65536
+  local r = verbs.bw { op = op, size = size, qps = 4, iters = 32,
+                       tx_depth = op == "write" and 32 or 16, qp_timeout = 20,
+                       validate = true, timeout = 60, peer = peer }
+  local c = r.counters
+  C.ok(r.validated == true and r.msgs == 128 and r.qp_timeout == 20,
+       "peer bw %s %d x 4 QPs: %.3f Gbit/s, validated, qp_timeout %s",
+       op, size, r.bw_gbps, tostring(r.qp_timeout))
+  C.ok((c.completer_retry_err or 0) == 0 and c.sent_pkts == 128 * size // 4096,
+       "peer bw %s x 4 QPs: no ACK timed out (completer_retry_err %s), "
+       .. "sent_pkts %s = the data's %d packets", op,
+       tostring(c.completer_retry_err), tostring(c.sent_pkts),
+       128 * size // 4096)
+end
 local r = verbs.bw { op = "write", size = 4096, qps = 2, iters = 32,
                      bidir = true, validate = true, peer = peer }
 C.ok(r.validated and r.bw_gbps_peer > 0, "peer bidirectional write validated")
