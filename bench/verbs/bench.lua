@@ -114,7 +114,7 @@ end
 -- know: "Max inline data : 0[B]") and its iterations
 local LAT = { { "write", 2 }, { "write", 4 * KiB }, { "read", 2 },
               { "send", 2 } }
-for _, p in ipairs(ONLY == "bw" and {} or LAT) do
+for _, p in ipairs((ONLY or "lat"):find("^bw") and {} or LAT) do
   local op, size = p[1], p[2]
   if ONLY and ONLY:find("^lat:") and ONLY ~= "lat:" .. op then goto next end
   local ref, mine = {}, {}
