@@ -188,6 +188,8 @@ rdma:
   lat_iters: 200
   tx_depth: 8                 # few WRITEs in flight: TCG guests stall long
   timeout_s: 60               # ... for tens of seconds on a loaded host
+  qp_timeout: 21              # ACK timeout 8.6 s: 32 QPs x 128 packets x 4 KiB at 0.02 Gbit/s
+                              # take 6.7 s to cross; the default 67 ms resends them over and over
   max_buffer_mb: 16
   wire_objects: 1
   peer: node-b

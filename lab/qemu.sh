@@ -49,7 +49,7 @@ lab_qemu() {
     -kernel "$LAB_VMLINUZ" -initrd "$LAB_IMG" "${fs[@]}" "$@"
     -append "console=ttyS0 quiet panic=-1 strata.role=$role strata.net=$net \
 strata.ip=$ip strata.peer=$peer strata.src=$LAB_SRC $bld strata.out=$out \
-strata.script=$script strata.token=$token $user")
+strata.script=$script strata.token=$token $user ${STRATA_RXE_APPEND:-}")
 }
 
 # lab_nvme DIR N MB MEM SMP [NODES]
