@@ -10,13 +10,7 @@ local cjson = require "cjson"
 local dir, rounds = arg[1], tonumber(arg[2] or "2")
 local OPS = { "all_reduce", "all_gather", "broadcast", "reduce_scatter",
               "reduce", "alltoall", "sendrecv" }
-local function read(p)
-  local f = io.open(p, "r")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = require("strata.sys").try_read
 local function median(v)
   table.sort(v)
   local n = #v

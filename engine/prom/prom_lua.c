@@ -85,11 +85,10 @@ static void http_opts(lua_State *L, int idx, const char *fn,
 }
 
 static int fetch(lua_State *L, const char *fn, struct http_req *r,
-                 char **body, size_t *len)
+                 char **body, size_t *len, long *status)
 {
   char err[1024], safe[512];
-  long status;
-  if(http_get(r, body, len, &status, err, sizeof(err))) {
+  if(http_get(r, body, len, status, err, sizeof(err))) {
     http_safe_url(r->url, safe, sizeof(safe));
     return luaL_error(L, "%s: %s: %s", fn, safe, err);
   }
@@ -99,13 +98,15 @@ static int fetch(lua_State *L, const char *fn, struct http_req *r,
 static int l_prometheus_scrape(lua_State *L)
 {
   static const char *const keys[] = {
-    "url", "timeout", "bearer_env", "ca_bundle", "max_bytes", NULL
+    "url", "timeout", "bearer_env", "ca_bundle", "max_bytes", "absent_ok",
+    NULL
   };
   const char *fn = lua_tostring(L, lua_upvalueindex(1));
   struct http_req r = { 0 };
   struct prom_doc d;
   char *body, err[300], safe[512];
   size_t len;
+  long status = 200;
   const char *url;
 
   strata_check_keys(L, 1, fn, keys);
@@ -114,7 +115,20 @@ static int l_prometheus_scrape(lua_State *L)
     return luaL_error(L, "%s: option 'url' is required", fn);
   http_opts(L, 1, fn, &r, url);
   r.bearer = prom_lua_bearer(L, 1, fn, url);
-  fetch(L, fn, &r, &body, &len);
+  /* A page that is not there is an answer for a witness (the server has
+   * no such counters), not a failure of the request. */
+  r.any_status = strata_opt_bool(L, 1, fn, "absent_ok", 0);
+  fetch(L, fn, &r, &body, &len, &status);
+  if(status != 200 && r.any_status) {
+    free(body);
+    http_safe_url(url, safe, sizeof(safe));
+    if(status == 404) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "%s answers 404", safe);
+      return 2;
+    }
+    return luaL_error(L, "%s: %s: HTTP %d", fn, safe, (int)status);
+  }
   if(prom_parse(body, len, &d, err, sizeof(err))) {
     free(body);
     prom_doc_free(&d);

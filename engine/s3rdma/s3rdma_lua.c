@@ -2,7 +2,8 @@
  * s3rdma_lua.c - require "strata.s3rdma": S3 over RDMA for specs.
  *
  *   s3rdma.run{client, mode, op, ...}   the workload, all in C
- *   s3rdma.counters{url | prometheus}   the server's RDMA byte counters
+ *   (the server's RDMA byte counters: lua/strata/lib/s3rdma.lua over
+ *   strata.prom)
  *   s3rdma.prove(r, before, after)      the three witnesses, judged
  *   s3rdma.single{client, op, ...}      one x-amz-rdma-token request
  *   s3rdma.token_encode{} / token_decode(hex)
@@ -20,7 +21,6 @@
 #include "cuobj.h"
 #include "cuobj_desc.h"
 #include "gpupath.h"
-#include "prom.h"
 #include "s3_lua.h"
 #include "single.h"
 #include "strata.h"
@@ -205,119 +205,6 @@ static double fnum(lua_State *L, int idx, const char *k)
   return v;
 }
 
-/* The counter table, or {absent = why} when the source answered 404. */
-static int push_absent(lua_State *L, const char *src, const char *why)
-{
-  lua_createtable(L, 0, 2);
-  strata_set_str(L, "absent", why);
-  strata_set_str(L, "source", src);
-  return 1;
-}
-
-/*
- * s3rdma.counters{url = "http://h:9000/minio/metrics/v3/api/rdma" |
- *                 prometheus = "http://prom:9090", bearer_env, timeout}
- *   -> {read_bytes, write_bytes, read_ops, write_ops, source}
- *      or {absent = why, source} when the endpoint answers 404
- * AIStor's direction: a GET moves read_*, a PUT / UploadPart write_*
- * (docs/s3-rdma.md, "Counters").  No url/prometheus: SKIP.  Any other
- * failure, or a page without the byte counters, raises (an AIStor without
- * the RDMA build, or the wrong endpoint).  The ops counters are optional.
- */
-static int l_counters(lua_State *L)
-{
-  static const char *const keys[] = {
-    "url", "prometheus", "bearer_env", "timeout", NULL
-  };
-  static const char *fn = "s3rdma.counters";
-  static const char *const names[4] = {
-    S3RDMA_METRIC_READ, S3RDMA_METRIC_WRITE, S3RDMA_METRIC_READ_OPS,
-    S3RDMA_METRIC_WRITE_OPS
-  };
-  const char *url, *prom, *benv, *bearer = NULL;
-  double v[4] = { 0, 0, 0, 0 };
-  int have[4] = { 0, 0, 0, 0 };
-  char err[512];
-  long to;
-
-  luaL_checktype(L, 1, LUA_TTABLE);
-  strata_check_keys(L, 1, fn, keys);
-  url = strata_opt_str(L, 1, fn, "url", NULL);
-  prom = strata_opt_str(L, 1, fn, "prometheus", NULL);
-  benv = strata_opt_str(L, 1, fn, "bearer_env", NULL);
-  to = (long)(strata_opt_num(L, 1, fn, "timeout", 10) * 1000);
-  if((!url || !*url) && (!prom || !*prom))
-    return strata_skip(L, "no RDMA counter source (site s3rdma.metrics_url "
-                       "or s3rdma.prometheus_url)");
-  if(benv && *benv && !(bearer = getenv(benv)))
-    return strata_skip(L, "the metrics token variable %s is not set", benv);
-  if(url && *url) {
-    struct http_req hr = { .url = url, .timeout_s = (double)to / 1000,
-                           .bearer = bearer, .any_status = 1 };
-    struct prom_doc doc;
-    char *body = NULL, safe[400];
-    size_t blen = 0;
-    long st = 0;
-    http_safe_url(url, safe, sizeof(safe));
-    if(http_get(&hr, &body, &blen, &st, err, sizeof(err)))
-      return luaL_error(L, "%s: %s: %s", fn, safe, err);
-    if(st == 404) {
-      free(body);
-      snprintf(err, sizeof(err), "%s answers 404 (no S3-over-RDMA "
-               "counters there)", safe);
-      return push_absent(L, safe, err);
-    }
-    if(st != 200) {
-      free(body);
-      return luaL_error(L, "%s: %s: HTTP %d", fn, safe, (int)st);
-    }
-    memset(&doc, 0, sizeof(doc));
-    if(prom_parse(body, blen, &doc, err, sizeof(err))) {
-      free(body);
-      prom_doc_free(&doc);
-      return luaL_error(L, "%s: %s: parse: %s", fn, safe, err);
-    }
-    free(body);
-    for(int k = 0; k < 4; k++)
-      v[k] = prom_sum(&doc, names[k], &have[k]);
-    prom_doc_free(&doc);
-    for(int k = 0; k < 2; k++)
-      if(!have[k])
-        return luaL_error(L, "%s: %s has no %s (not an S3-over-RDMA "
-                          "build, or the wrong endpoint)", fn, safe,
-                          names[k]);
-  }
-  else
-    for(int i = 0; i < 4; i++) {
-      char *body = NULL, q[512], full[1024], enc[600];
-      size_t blen = 0, n;
-      long st = 0;
-      struct http_req hr = { .url = full, .timeout_s = (double)to / 1000,
-                             .bearer = bearer, .any_status = 1 };
-      snprintf(q, sizeof(q), "sum(%s)", names[i]);
-      n = sigv4_uri_encode(q, strlen(q), 0, enc, sizeof(enc));
-      if(n == (size_t)-1)
-        return luaL_error(L, "%s: query too long", fn);
-      snprintf(full, sizeof(full), "%s/api/v1/query?query=%s", prom, enc);
-      if(http_get(&hr, &body, &blen, &st, err, sizeof(err)))
-        return luaL_error(L, "%s: Prometheus %s: %s", fn, prom, err);
-      have[i] = st == 200 && !s3rdma_prom_query_value(body, &v[i]);
-      free(body);
-      if(!have[i] && i < 2)
-        return luaL_error(L, "%s: Prometheus %s: no value for %s (HTTP "
-                          "%d)", fn, prom, q, (int)st);
-    }
-  lua_createtable(L, 0, 5);
-  strata_set_num(L, "read_bytes", v[0]);
-  strata_set_num(L, "write_bytes", v[1]);
-  if(have[2])
-    strata_set_num(L, "read_ops", v[2]);
-  if(have[3])
-    strata_set_num(L, "write_ops", v[3]);
-  strata_set_str(L, "source", url && *url ? url : prom);
-  return 1;
-}
-
 /*
  * s3rdma.prove(r, before, after [, {tolerance = 0, nic = {state, why}}])
  *   -> {verdict = "PROVEN"|"DECLINED"|"NOT PROVEN", reason,
@@ -326,7 +213,7 @@ static int l_counters(lua_State *L)
  * nic is the fourth witness, judged in lua/strata/lib/s3nic.lua: "agree",
  * "mismatch" (NOT PROVEN) or "absent" (reported, not held against it).
  * r is what s3rdma.run returned (mode rdma); before/after come from
- * s3rdma.counters.  The counter witness is "absent" (verdict NOT PROVEN,
+ * lib/s3rdma.lua counters().  The counter witness is "absent" (verdict NOT PROVEN,
  * with why) when they are nil (the site has no counter source) or say
  * absent (the endpoint answered 404).  AIStor's direction: GET bytes must
  * show in read_bytes, PUT / UploadPart bytes in write_bytes.
@@ -633,7 +520,6 @@ static int l_cuobj_probe(lua_State *L)
 
 static const luaL_Reg funcs[] = {
   {"run", l_run},
-  {"counters", l_counters},
   {"prove", l_prove},
   {"single", l_single},
   {"token_encode", l_token_encode},

@@ -11,7 +11,6 @@
 #include "check.h"
 #include "cuobj_desc.h"
 #include "pattern.h"
-#include "prom.h"
 #include "token.h"
 #include "wire.h"
 
@@ -105,16 +104,6 @@ static void test_wire(void)
   CHECK(!s3rdma_target_parse(out, &t, &why) && t.part == 2);
 }
 
-static void test_prom(void)
-{
-  double v;
-  CHECK(!s3rdma_prom_query_value(
-          "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
-          "\"result\":[{\"metric\":{},\"value\":[1.7e9,\"12345\"]}]}}", &v) &&
-        v == 12345);
-  CHECK(s3rdma_prom_query_value("{\"data\":{\"result\":[]}}", &v));
-}
-
 static void test_pattern(void)
 {
   size_t n = 100000;
@@ -190,7 +179,6 @@ int main(void)
   test_reply_ok();
   test_token();
   test_wire();
-  test_prom();
   test_pattern();
   return check_result("s3rdma_test");
 }

@@ -19,7 +19,9 @@ int sys_l_locality(lua_State *L);
 
 extern char **environ;
 
-static int l_read(lua_State *L)
+/* The file onto the stack, or 0 with the reason there (raise = 0: then
+ * the reason is "PATH: why", as io.open gives it). */
+static int read_file(lua_State *L, const char *fn, int raise)
 {
   const char *path = luaL_checkstring(L, 1);
   lua_Integer max = luaL_optinteger(L, 2, 0);
@@ -29,14 +31,37 @@ static int l_read(lua_State *L)
     return luaL_argerror(L, 2, "max_bytes must be >= 0");
   if(sys_read_file(path, (size_t)max, &buf, &len)) {
     int e = errno;
+    if(raise)
+      lua_pushfstring(L, "%s: ", fn);
     if(e == EFBIG)
-      return luaL_error(L, "sys.read: %s: longer than %d bytes", path,
-                        (int)(max ? max : 16 << 20));
-    return luaL_error(L, "sys.read: %s: %s (%d)", path, strerror(e), e);
+      lua_pushfstring(L, "%s: longer than %d bytes", path,
+                      (int)(max ? max : 16 << 20));
+    else
+      lua_pushfstring(L, "%s: %s (%d)", path, strerror(e), e);
+    if(raise) {
+      lua_concat(L, 2);
+      return lua_error(L);
+    }
+    return 0;
   }
   lua_pushlstring(L, buf, len);
   free(buf);
   return 1;
+}
+
+static int l_read(lua_State *L)
+{
+  return read_file(L, "sys.read", 1);
+}
+
+/* sys.try_read(path [, max]) -> text | nil, why (as io.open answers) */
+static int l_try_read(lua_State *L)
+{
+  if(read_file(L, NULL, 0))
+    return 1;
+  lua_pushnil(L);
+  lua_insert(L, -2);
+  return 2;
 }
 
 /* argv from the 'cmd' list, as a NULL-ended array in a userdata
@@ -221,6 +246,7 @@ static const luaL_Reg funcs[] = {
   { "spin", l_spin },
   { "tcp_loopback", l_tcp_loopback },
   { "read", l_read },
+  { "try_read", l_try_read },
   { "run", l_run },
   { "inventory", sys_l_inventory },
   { "locality", sys_l_locality },

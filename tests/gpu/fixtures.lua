@@ -16,12 +16,7 @@ local function check(cond, fmt, ...)
   end
 end
 
-local function slurp(p)
-  local f = assert(io.open(p, "r"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = require("strata.sys").read
 
 for _, m in ipairs(core.listdir(root)) do
   local dir = root .. "/" .. m

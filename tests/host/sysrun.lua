@@ -88,6 +88,9 @@ do
   raises({ "sys.read: /nonexistent/x: No such file or directory (2)" }, sys.read,
          "/nonexistent/x")
   raises({ "longer than 10 bytes" }, sys.read, "/proc/cpuinfo", 10)
+  local none, why = sys.try_read("/nonexistent/x")
+  check(none == nil and why == "/nonexistent/x: No such file or directory (2)", "try_read of a missing file: nil, why (%s)", why)
+  check(sys.try_read("/proc/self/stat"):match("^%d+ "), "try_read a file")
 end
 
 -- inventory on this machine

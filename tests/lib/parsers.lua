@@ -8,12 +8,7 @@ local function check(cond, what)
     io.stderr:write("FAIL: ", what, "\n")
   end
 end
-local function slurp(p)
-  local f = assert(io.open(p, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = require("strata.sys").read
 
 -- nccl-tests 2.19.6 outputs captured on one H200 (fixtures/lib/README.md)
 local nccl = require "strata.lib.nccl"

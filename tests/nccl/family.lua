@@ -12,12 +12,7 @@ local function check(cond, what)
     io.stderr:write("FAIL: ", what, "\n")
   end
 end
-local function slurp(p)
-  local f = assert(io.open(p, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = require("strata.sys").read
 
 -- every collective: nccl-tests' size and count columns (one rank, float)
 -- are what nccl.counts computes, and strata's recorded rows match them

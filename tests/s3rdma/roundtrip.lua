@@ -10,6 +10,7 @@
 -- Any failed expectation raises: exit status non-zero.
 local s3 = require "strata.s3"
 local r = require "strata.s3rdma"
+local rdma_counters = require("strata.lib.s3rdma").counters
 local nic = require "strata.lib.s3nic"
 
 local ep = assert(arg[1], "usage: roundtrip.lua ENDPOINT BUILD OUT")
@@ -48,11 +49,11 @@ local function rdma(w)
   w.bucket = B
   w.mode = "rc"
   w.landing_grace = w.landing_grace or 1
-  local c0 = r.counters { url = metrics }
+  local c0 = rdma_counters { url = metrics }
   local n0 = nic.read("rxe0", 1, nil)
   local res = r.run(w)
   local n1 = nic.read("rxe0", 1, nil)
-  local c1 = r.counters { url = metrics }
+  local c1 = rdma_counters { url = metrics }
   local p = r.prove(res, c0, c1, { nic = nic.judge("rxe", n0, n1,
                                                    res.bytes or 0, 4096) })
   show(res)
@@ -148,8 +149,8 @@ check(r2 - r1 >= 5, "control: a WRITE before the peer connected lives on "
 fault("none&connect_delay_ms=0")
 
 -- The counters through the Prometheus query API agree with the scrape.
-local ca = r.counters { url = metrics }
-local cb = r.counters { prometheus = ep }
+local ca = rdma_counters { url = metrics }
+local cb = rdma_counters { prometheus = ep }
 check(ca.write_bytes > 0 and ca.read_bytes > 0 and
       ca.write_bytes == cb.write_bytes and ca.read_bytes == cb.read_bytes,
       "counters: exposition scrape == Prometheus instant query")
@@ -213,7 +214,7 @@ check(p.verdict == "NOT PROVEN" and d.failed == 1,
       "short write claimed whole -> RDMA not proven")
 
 fault("die")
-local c0 = r.counters { url = metrics }
+local c0 = rdma_counters { url = metrics }
 d = r.run { client = cl, bucket = B, mode = "rc", op = "get", prefix = "g",
             size = MiB, requests = 1, landing_grace = 1 }
 show(d)

@@ -6,6 +6,7 @@
 -- device (never passing).
 local s3 = require "strata.s3"
 local r = require "strata.s3rdma"
+local rdma_counters = require("strata.lib.s3rdma").counters
 local ep = assert(arg[1])
 local cl = s3.client { endpoint = ep, timeout = 30 }
 local bad = 0
@@ -46,7 +47,7 @@ x = cl:request { method = "POST", path = "/.hipobj-rc/prepare" }
 check(x.status == 501 and
       x.headers["x-amz-rdma-protocol-status"] == "unsupported",
       "PREPARE without x-amz-rdma-protocol: 501 unsupported")
-local c = r.counters { url = ep .. "/minio/metrics/v3/api/rdma" }
+local c = rdma_counters { url = ep .. "/minio/metrics/v3/api/rdma" }
 check(c.read_bytes == 0 and c.write_bytes == 0, "AIStor counter names, zero")
 -- exactly AIStor's four names on the page (no invented ones)
 x = cl:request { method = "GET", path = "/minio/metrics/v3/api/rdma" }
@@ -62,7 +63,7 @@ check(names.minio_api_rdma_read_bytes_total and
       "metrics page: read/write bytes and ops, nothing invented")
 check(c.read_ops == 0 and c.write_ops == 0, "ops counters read too")
 -- a counter URL answering 404: the witness is absent, not an error
-local ok404, c404 = pcall(r.counters, { url = ep .. "/minio/metrics/v3/nope" })
+local ok404, c404 = pcall(rdma_counters, { url = ep .. "/minio/metrics/v3/nope" })
 check(ok404 and type(c404) == "table" and c404.absent and
       c404.absent:find("404", 1, true), "counter URL 404 -> absent ("
       .. tostring(c404 and c404.absent or c404) .. ")")
@@ -87,7 +88,7 @@ check(pa.verdict == "NOT PROVEN" and pa.counters == "absent" and
 local okd, errd = pcall(r.cuobj_desc, string.rep("0", 88))
 check(not okd and tostring(errd):find("expected exactly 81", 1, true),
       "an 88-hex RC token is no cuObject descriptor")
-local cq = r.counters { prometheus = ep }
+local cq = rdma_counters { prometheus = ep }
 check(cq.read_bytes == 0 and cq.write_bytes == 0 and cq.source == ep,
       "counters through a Prometheus server's instant-query API")
 local ok, err = pcall(r.run, { client = cl, mode = "rc", op = "get",

@@ -7,48 +7,16 @@ through openpyxl.
 """
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "fixtures")
-BIN = os.environ.get("STRATA_BIN") or os.path.join(HERE, "../../build/strata")
-
-
-def strata(*args, env=None, timeout=90):
-    e = dict(os.environ)
-    e.update(env or {})
-    return subprocess.run([BIN, *args], capture_output=True, text=True,
-                          timeout=timeout, env=e)
-
-
-def journal(path):
-    with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
-
-
-def results(recs):
-    out = {}
-    for r in recs:
-        if r["type"] == "result":
-            out.setdefault(r["id"], []).append(r)
-    return out
-
-
-class Tmp(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="strata-test-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
+sys.path.insert(0, os.path.join(HERE, "../pylib"))
+from strata_test import BIN, Tmp, journal, results, strata  # noqa: E402,F401
 
 
 class Verdicts(Tmp):

@@ -5,6 +5,7 @@
 --   runner   inside the runner Job: discover, run the runbook against the
 --            agents, keep the workbook (PVC folder or the site's bucket)
 local core = require "strata.core"
+local sys = require "strata.sys"
 local yaml = require "strata.yaml"
 local cjson = require "cjson"
 local args = require "strata.args"
@@ -29,11 +30,8 @@ Exit: render 0 written, 2 site/usage errors; runner as strata run.]],
 }
 
 local function read(path)
-  local f, err = io.open(path, "rb")
-  if not f then spec.error(path, "cannot read: %s", err) end
-  local s = f:read("a")
-  f:close()
-  return s
+  local s, err = sys.try_read(path)
+  return s or spec.error(path, "cannot read: %s", err)
 end
 
 local function write(path, text)

@@ -17,13 +17,7 @@ local M = {}
 
 M.SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
-local function read_file(path)
-  local f = io.open(path, "r")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read_file = require("strata.sys").try_read
 
 -- { base =, token_file =, ca_bundle =, namespace = } for this pod, or nil
 -- and why (outside a cluster: the caller SKIPs or exits 2 with it).

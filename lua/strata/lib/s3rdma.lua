@@ -28,6 +28,8 @@
 --                      default) or "suffix" (older: + ":<addr>:<size>")
 local s3site = require "strata.lib.s3site"
 local s3rdma = require "strata.s3rdma"
+local prom_client = require "strata.prom"
+local core = require "strata.core"
 local nic = require "strata.lib.s3nic"
 
 local M = {}
@@ -48,11 +50,62 @@ function M.client(t)
   return s3site.client(t, s, "site.s3rdma (or site.s3)"), s
 end
 
+-- AIStor's S3-over-RDMA counters: a GET moves read_*, a PUT or UploadPart
+-- write_* (docs/s3-rdma.md "Counters"; names in docs/provenance.md).  The
+-- byte counters must be there; the ops counters are optional.
+local COUNTERS = {
+  { "read_bytes", "minio_api_rdma_read_bytes_total", true },
+  { "write_bytes", "minio_api_rdma_write_bytes_total", true },
+  { "read_ops", "minio_api_rdma_read_ops_total" },
+  { "write_ops", "minio_api_rdma_write_ops_total" },
+}
+
+local function missing(src, name)
+  error(("s3rdma.counters: %s has no %s (not an S3-over-RDMA build, or the "
+         .. "wrong endpoint)"):format(src, name), 0)
+end
+
+-- M.counters{url = exposition page | prometheus = server, bearer_env,
+-- timeout} -> {read_bytes, write_bytes, read_ops, write_ops, source}, or
+-- {absent = why, source} when the page answers 404.  Neither source: SKIP.
+function M.counters(o)
+  local url, prom = o.url ~= "" and o.url, o.prometheus ~= "" and o.prometheus
+  if not url and not prom then
+    core.skip("no RDMA counter source (site s3rdma.metrics_url or "
+              .. "s3rdma.prometheus_url)")
+  end
+  if o.bearer_env and not os.getenv(o.bearer_env) then
+    core.skip("the metrics token variable " .. o.bearer_env .. " is not set")
+  end
+  local out = { source = url or prom }
+  local opt = { bearer_env = o.bearer_env, timeout = o.timeout or 10 }
+  if url then
+    opt.url, opt.absent_ok = url, true
+    local samples, why = prom_client.scrape(opt)
+    if not samples then return { absent = why, source = url } end
+    for _, c in ipairs(COUNTERS) do
+      for _, x in ipairs(samples) do
+        if x.name == c[2] then out[c[1]] = (out[c[1]] or 0) + x.value end
+      end
+      if c[3] and not out[c[1]] then missing(url, c[2]) end
+    end
+    return out
+  end
+  opt.url = prom
+  for _, c in ipairs(COUNTERS) do
+    opt.query = "sum(" .. c[2] .. ")"
+    local v = prom_client.query(opt)[1]
+    if v then out[c[1]] = v.value
+    elseif c[3] then missing("Prometheus " .. prom, c[2]) end
+  end
+  return out
+end
+
 -- The counter source, or nil (then the counter witness is "absent").
 local function counters(s)
   if not s.metrics_url and not s.prometheus_url then return nil end
-  return s3rdma.counters { url = s.metrics_url, prometheus = s.prometheus_url,
-                           bearer_env = s.metrics_bearer_env }
+  return M.counters { url = s.metrics_url, prometheus = s.prometheus_url,
+                      bearer_env = s.metrics_bearer_env }
 end
 
 -- Scale a RUNBOOK row (size, concurrency) to the site's limits.
