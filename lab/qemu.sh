@@ -2,7 +2,9 @@
 # for the lab (lab/lab.sh) and the rxe tests (tests/rxe/run-in-guest).
 # Sourced by bash; defines functions only.
 #
-#   lab_image SRC BUILD     builds/reuses the initramfs (lab/mkinitramfs),
+#   lab_image SRC BUILD [ARGS...]
+#                           builds/reuses the initramfs (lab/mkinitramfs,
+#                           ARGS passed on, e.g. --slurm),
 #                           sets LAB_IMG and LAB_VMLINUZ; returns
 #                           mkinitramfs's status (3: a package is missing)
 #   lab_qemu ROLE NET IP PEER OUT SCRIPT TOKEN MEM SMP [QEMU ARGS...]
@@ -17,7 +19,8 @@
 
 lab_image() {
   LAB_SRC=$1 LAB_BUILD=$2
-  LAB_IMG=$("$LAB_SRC/lab/mkinitramfs" --strata "$LAB_BUILD/strata") || return $?
+  shift 2
+  LAB_IMG=$("$LAB_SRC/lab/mkinitramfs" --strata "$LAB_BUILD/strata" "$@") || return $?
   LAB_VMLINUZ=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
   [ -n "$LAB_VMLINUZ" ] || { echo "no /boot/vmlinuz-*" >&2; return 3; }
 }

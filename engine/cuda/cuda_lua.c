@@ -17,6 +17,7 @@
 
 #include "strata.h"
 #include "cuda.h"
+#include "cufile.h"
 #include "nvml.h"
 #include "topo.h"
 
@@ -301,6 +302,61 @@ static int l_copy_bw(lua_State *L)
   strata_set_bool(L, "verified", r.verified);
   if(o.dir == CUDA_COPY_P2P)
     strata_set_bool(L, "peer_access", r.peer_access);
+  return 1;
+}
+
+/* cuda.cufile{path=, dir="read"|"write", size=, offset=0, device=0,
+ * chunk=16 MiB, direct=true, verify=true}: cufile.h */
+static int l_cufile(lua_State *L)
+{
+  static const char *const keys[] = { "path", "dir", "size", "offset",
+    "device", "chunk", "direct", "verify", NULL };
+  static const char *fn = "cuda.cufile";
+  struct cufile_opts o;
+  struct cufile_result r;
+  char err[ERRLEN];
+  const char *d;
+  int st;
+
+  luaL_checktype(L, 1, LUA_TTABLE);
+  strata_check_keys(L, 1, fn, keys);
+  memset(&o, 0, sizeof(o));
+  o.path = strata_opt_str(L, 1, fn, "path", NULL);
+  if(!o.path)
+    return luaL_error(L, "%s: option 'path' is required", fn);
+  d = strata_opt_str(L, 1, fn, "dir", "read");
+  if(strcmp(d, "read") && strcmp(d, "write"))
+    return luaL_error(L, "%s: option 'dir' must be \"read\" or \"write\", "
+                      "got \"%s\"", fn, d);
+  o.write = !strcmp(d, "write");
+  if(strata_opt_int(L, 1, fn, "size", 0) <= 0)
+    return luaL_error(L, "%s: option 'size' must be > 0 bytes", fn);
+  o.size = (uint64_t)strata_opt_int(L, 1, fn, "size", 0);
+  o.offset = (uint64_t)strata_opt_int(L, 1, fn, "offset", 0);
+  o.device = (int)strata_opt_int(L, 1, fn, "device", 0);
+  o.chunk = (size_t)strata_opt_int(L, 1, fn, "chunk", 16 << 20);
+  if(o.chunk < 4096)
+    return luaL_error(L, "%s: option 'chunk' must be >= 4096 bytes", fn);
+  o.direct = strata_opt_bool(L, 1, fn, "direct", 1);
+  o.verify = strata_opt_bool(L, 1, fn, "verify", 1);
+  st = cufile_io(&o, &r, err, sizeof(err));
+  if(st != CUDA_OK)
+    return raise_status(L, st, "cufile", err);
+  lua_createtable(L, 0, 12);
+  strata_set_str(L, "dir", d);
+  strata_set_int(L, "bytes", (lua_Integer)r.bytes);
+  strata_set_num(L, "seconds", r.seconds);
+  strata_set_num(L, "mibps", r.seconds > 0 ?
+                 (double)r.bytes / r.seconds / (1024.0 * 1024.0) : 0);
+  strata_set_num(L, "register_s", r.register_s);
+  strata_set_str(L, "mode", r.mode);
+  strata_set_int(L, "version", r.version);
+  strata_set_bool(L, "buf_registered", r.buf_registered);
+  strata_set_bool(L, "direct", r.direct);
+  strata_set_bool(L, "verified", r.verified);
+  strata_set_int(L, "verify_errors", (lua_Integer)r.verify_errors);
+  if(r.verify_errors)
+    strata_set_int(L, "first_bad_offset", (lua_Integer)r.first_bad);
   return 1;
 }
 
@@ -673,7 +729,8 @@ static const luaL_Reg buf_methods[] = {
 static const luaL_Reg funcs[] = {
   { "built", l_built }, { "available", l_available }, { "count", l_count },
   { "devices", l_devices }, { "alloc", l_alloc }, { "copy_bw", l_copy_bw },
-  { "kernel_check", l_kernel_check }, { "nvml", l_nvml },
+  { "kernel_check", l_kernel_check }, { "cufile", l_cufile },
+  { "nvml", l_nvml },
   { "nvml_sample", l_nvml_sample }, { "xids", l_xids },
   { "topo_labels", l_topo_labels }, { "topo_parse", l_topo_parse },
   { "pcie_gbps", l_pcie_gbps }, { NULL, NULL }

@@ -2,6 +2,7 @@
  * s3rdma_lua.c - require "strata.s3rdma": S3 over RDMA for specs.
  *
  *   s3rdma.run{client, mode, op, ...}   the workload, all in C
+ *   s3rdma.stage{client, shards, ...}   model staging by key (T4)
  *   (the server's RDMA byte counters: lua/strata/lib/s3rdma.lua over
  *   strata.prom)
  *   s3rdma.prove(r, before, after)      the three witnesses, judged
@@ -23,6 +24,7 @@
 #include "gpupath.h"
 #include "s3_lua.h"
 #include "single.h"
+#include "stage.h"
 #include "strata.h"
 #include "token.h"
 #include "wire.h"
@@ -192,6 +194,113 @@ static int l_run(lua_State *L)
     strata_set_str(L, "first_error", r.first_error);
   if(r.token_decoded[0])
     strata_set_str(L, "token_decoded", r.token_decoded);
+  return 1;
+}
+
+/*
+ * s3rdma.stage{client, mode = "rc"|"cuobject", bucket,
+ *              shards = {{key, size}, ...}, concurrency, piece,
+ *              memory = "host"|"cuda", gpu, verify, device, port,
+ *              gid_index, landing_grace, control_host_port,
+ *              token_contract}: the T4 model staging (stage.h)
+ */
+static int l_stage(lua_State *L)
+{
+  static const char *const keys[] = {
+    "client", "mode", "bucket", "shards", "concurrency", "piece", "memory",
+    "gpu", "verify", "device", "port", "gid_index", "landing_grace",
+    "control_host_port", "token_contract", NULL
+  };
+  static const char *const modes[] = { "rc", "cuobject", NULL };
+  static const char *const mems[] = { "host", "cuda", NULL };
+  static const char *const contracts[] = { "current", "suffix", NULL };
+  static const char *fn = "s3rdma.stage";
+  struct s3rdma_stage_opts o;
+  struct s3rdma_stage_result r;
+  struct s3rdma_shard *sh;
+  struct s3_config ctrl;
+  struct l_client *c;
+  size_t n;
+
+  luaL_checktype(L, 1, LUA_TTABLE);
+  strata_check_keys(L, 1, fn, keys);
+  lua_getfield(L, 1, "client");
+  if(lua_isnil(L, -1))
+    return luaL_error(L, "%s: option 'client' (an s3.client) is required",
+                      fn);
+  c = s3l_check(L, -1, fn);
+  lua_pop(L, 1);
+  memset(&o, 0, sizeof(o));
+  o.mode = opt_enum(L, fn, "mode", "rc", modes) ? S3RDMA_MODE_CUOBJ :
+           S3RDMA_MODE_RC;
+  o.bucket = strata_opt_str(L, 1, fn, "bucket", NULL);
+  if(!o.bucket || !*o.bucket)
+    return luaL_error(L, "%s: option 'bucket' is required", fn);
+  o.concurrency = (int)opt_size(L, fn, "concurrency", 8, 1);
+  o.piece = opt_size(L, fn, "piece", 1 << 30, 4096);
+  if(o.piece > S3RDMA_SIZE_MAX ||
+     (o.mode == S3RDMA_MODE_CUOBJ && o.piece >= S3RDMA_CUOBJ_MAX_REG))
+    return luaL_error(L, "%s: option 'piece' must be <= 2^31-1 bytes (one "
+                      "hipobj-rc-v2 transfer)", fn);
+  o.gpu_memory = opt_enum(L, fn, "memory", "host", mems) == 1;
+  o.gpu_device = (int)strata_opt_int(L, 1, fn, "gpu", 0);
+  o.verify = strata_opt_bool(L, 1, fn, "verify", 0);
+  o.dev = strata_opt_str(L, 1, fn, "device", NULL);
+  o.port = (int)strata_opt_int(L, 1, fn, "port", 1);
+  o.gid_index = (int)strata_opt_int(L, 1, fn, "gid_index", -1);
+  o.landing_grace_s = strata_opt_num(L, 1, fn, "landing_grace", 2);
+  o.ctrl_host_port = strata_opt_bool(L, 1, fn, "control_host_port", 0);
+  o.contract = (enum s3rdma_token_contract)
+               opt_enum(L, fn, "token_contract", "current", contracts);
+  lua_getfield(L, 1, "shards");
+  luaL_checktype(L, -1, LUA_TTABLE);
+  n = lua_rawlen(L, -1);
+  if(!n)
+    return luaL_error(L, "%s: option 'shards' is an empty list", fn);
+  sh = lua_newuserdatauv(L, n * sizeof(*sh), 0);
+  for(size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, -2, (lua_Integer)i + 1);
+    lua_getfield(L, -1, "key");
+    sh[i].key = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "size");
+    sh[i].size = (uint64_t)lua_tointeger(L, -1);
+    lua_pop(L, 2);   /* the key string stays referenced by shards */
+    if(!sh[i].key)
+      return luaL_error(L, "%s: shards[%d] has no key", fn, (int)i + 1);
+  }
+  o.shards = sh;
+  o.n = n;
+  ctrl = c->cfg;
+  ctrl.service = S3RDMA_SIGN_SERVICE;
+  o.data_cfg = &c->cfg;
+  o.ctrl_cfg = &ctrl;
+  if(s3rdma_stage(&o, &r)) {
+    if(r.setup_skip)
+      return strata_skip(L, "%s", r.error);
+    return luaL_error(L, "%s: %s", fn, r.error);
+  }
+  lua_createtable(L, 0, 16);
+  strata_set_str(L, "provider", modes[o.mode == S3RDMA_MODE_CUOBJ]);
+  strata_set_str(L, "memory", mems[o.gpu_memory]);
+  strata_set_int(L, "shards", (lua_Integer)n);
+  strata_set_int(L, "failed", (lua_Integer)r.failed);
+  strata_set_int(L, "bytes", (lua_Integer)r.bytes);
+  strata_set_int(L, "transfers", (lua_Integer)r.transfers);
+  strata_set_int(L, "reply_ok", (lua_Integer)r.reply_ok);
+  strata_set_int(L, "landed_ok", (lua_Integer)r.landed_ok);
+  strata_set_int(L, "declined", (lua_Integer)r.declined);
+  strata_set_num(L, "seconds", r.seconds);
+  strata_set_num(L, "first_byte_s", r.first_byte_s);
+  strata_set_num(L, "gbps", r.seconds > 0 ? (double)r.bytes * 8 / 1e9 /
+                                            r.seconds : 0);
+  strata_set_num(L, "cpu_s", r.cpu_s);
+  if(o.verify) {
+    strata_set_int(L, "verified", (lua_Integer)r.verified);
+    strata_set_int(L, "verify_errors", (lua_Integer)r.verify_errors);
+  }
+  if(r.error[0])
+    strata_set_str(L, "error", r.error);
   return 1;
 }
 
@@ -520,6 +629,7 @@ static int l_cuobj_probe(lua_State *L)
 
 static const luaL_Reg funcs[] = {
   {"run", l_run},
+  {"stage", l_stage},
   {"prove", l_prove},
   {"single", l_single},
   {"token_encode", l_token_encode},

@@ -57,7 +57,8 @@ local function check_limits(site, lines, file)
 end
 
 -- opts: paths, site (file), thresholds (file), profile (file overlaid on
--- the thresholds), set (list of K=V)
+-- the thresholds), set (list of K=V); site_table: the site as a table
+-- already read (a fleet node's, from the launcher) instead of a file
 -- specs/ in the current folder, else the one shipped with strata.
 function M.default_paths()
   return { core.stat("specs") == "dir" and "specs" or (STRATA_HOME .. "/specs") }
@@ -70,7 +71,7 @@ function M.load(opts)
   local s = { paths = paths, tests = tests, by_id = by_id, files = {} }
   for _, f in ipairs(files) do s.files[#s.files + 1] = { path = f, role = "spec" } end
 
-  s.site = {}
+  s.site = opts.site_table or {}
   if opts.site then
     if core.stat(opts.site) ~= "file" then
       spec.error(opts.site, "site file not found")
@@ -80,7 +81,8 @@ function M.load(opts)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
     check_limits(s.site, lines, opts.site)
   end
-  require("strata.scale").apply(tests, s.site, opts.site)
+  require("strata.scale").apply(tests, s.site,
+    opts.site or (opts.site_table and "the launcher's site file"))
 
   local tfile = opts.thresholds or default_thresholds(paths)
   local file_crit = {}

@@ -11,7 +11,8 @@
 -- the serial path: bytes / (sum of the legs' times).  A real loader that
 -- overlaps the legs can only be faster; a pipelined figure is not claimed.
 -- cuFile (GPUDirect Storage) is a different layer (the document keeps it
--- apart from S3 over RDMA): strata has no cuFile binding, so S6 says so.
+-- apart from S3 over RDMA): S6 measures it beside the pinned path where
+-- libcufile is present (cuda.cufile), naming GDS or compatibility mode.
 local lib = require "strata.lib.storage"
 local s3site = require "strata.lib.s3site"
 local core = require "strata.core"
@@ -78,7 +79,7 @@ test {
   tags = { "storage", "gpu", "staging" }, timeout = 600, needs = { "S2" },
   headline = "gpu_load_mibps",
   units = { gpu_load_mibps = "MiB/s", nvme_read_mibps = "MiB/s",
-            h2d_mibps = "MiB/s" },
+            h2d_mibps = "MiB/s", cufile_mibps = "MiB/s" },
   criteria = { gpu_load_mibps = { min = "0.8 * nvme_read_mibps" },
                verify_errors = { max = 0 } },
   run = function(t)
@@ -95,11 +96,25 @@ test {
                              verify = true }
     local h2d = c.gbps * 1e9 / MiB
     local e2e = 1 / (1 / r.bw_mibps + 1 / h2d)
-    t.note("cuFile (GPUDirect Storage): not measured, strata has no cuFile "
-           .. "binding; the path measured is NVMe -> pinned host -> GPU")
-    return { nvme_read_mibps = r.bw_mibps, h2d_mibps = h2d,
-             gpu_load_mibps = e2e, verify_errors = r.verify_errors,
-             copy_verified = c.verified }
+    local m = { nvme_read_mibps = r.bw_mibps, h2d_mibps = h2d,
+                gpu_load_mibps = e2e, verify_errors = r.verify_errors,
+                copy_verified = c.verified }
+    -- cuFile (GPUDirect Storage) on the same file, beside the pinned path:
+    -- "gds" with the nvidia-fs module, else cuFile's compatibility mode
+    local okf, f = pcall(cuda.cufile, { path = sc.path .. "/strata-S6.dat", size = size, verify = true })
+    if okf then
+      m.cufile_mibps, m.cufile_mode = f.mibps, f.mode
+      m.cufile_version = f.version
+      m.verify_errors = m.verify_errors + f.verify_errors
+      t.note(("cuFile %s mode (libcufile %s, buffer %sregistered): %.0f MiB/s"
+              .. " NVMe -> GPU, bytes compared with the file"):format(
+              f.mode, f.version, f.buf_registered and "" or "not ",
+              f.mibps))
+    else
+      t.note("cuFile (GPUDirect Storage) not measured: " .. tostring(
+             type(f) == "table" and f.skip or f))
+    end
+    return m
   end,
 }
 
@@ -110,7 +125,8 @@ test {
   sample = { interval = 0.5, sources = { "cpu", "disk", "net" } },
   headline = "checkpoint_mibps",
   units = { checkpoint_mibps = "MiB/s", put_mibps = "MiB/s",
-            nvme_write_mibps = "MiB/s", d2h_mibps = "MiB/s" },
+            nvme_write_mibps = "MiB/s", d2h_mibps = "MiB/s",
+            cufile_write_mibps = "MiB/s" },
   criteria = { checkpoint_mibps = { min = "0.5 * put_mibps" },
                put_errors = { max = 0 } },
   run = function(t)
@@ -131,6 +147,22 @@ test {
                           total / (m.d2h_mibps * MiB), m.d2h_mibps }
     else
       t.note("no CUDA GPU: the checkpoint starts in host memory")
+    end
+    if ok and cuda.available() then
+      -- GPU -> file through cuFile (GDS or its compatibility mode), one
+      -- object's worth, beside the D2H + O_DIRECT path (not in the sum)
+      local okf, f = pcall(cuda.cufile, { path = sc.path .. "/strata-S7c.dat",
+                                          dir = "write", size = size })
+      if okf then
+        m.cufile_write_mibps, m.cufile_mode = f.mibps, f.mode
+        m.cufile_verify_errors = f.verify_errors
+        rows[#rows + 1] = { "GPU -> file, cuFile " .. f.mode .. " (not in the sum)",
+                            f.bytes, f.seconds, f.mibps }
+      else
+        t.note("cuFile write not measured: " .. tostring(
+               type(f) == "table" and f.skip or f))
+      end
+      os.remove(sc.path .. "/strata-S7c.dat")
     end
     local w = lib.job(t, sc, { name = "S7", rw = "write", bs = "1M",
                                iodepth = 32, size = total, runtime = 0,

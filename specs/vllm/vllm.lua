@@ -8,7 +8,8 @@
 -- reads its summary.  Beside the client's figures: the server's own
 -- Prometheus metrics (vLLM's names) scraped before/after, the model
 -- staging time (the model's shards GET from the site's bucket into GPU
--- memory over S3/TCP, T3; lib/vllm.lua stage_tcp) and the time to ready.
+-- memory over S3/TCP, T3, lib/vllm.lua stage_tcp, for B16; over S3 over
+-- RDMA, T4, stage_rdma, for B17) and the time to ready.
 local vllm = require "strata.lib.vllm"
 local tool = require "strata.lib.tool"
 
@@ -41,8 +42,14 @@ local function scenario(t, which)
   if which == "tcp" then
     stage = vllm.stage_tcp(t)
   elseif v.staging then
-    t.note("model staging over S3-over-RDMA (T4) is not measured: llm.stage "
-           .. "speaks S3/TCP only in this build (docs/llm.md)")
+    local ok, r = pcall(vllm.stage_rdma, t)
+    if ok then
+      stage = r
+    elseif type(r) == "table" and r.skip then
+      t.note("model staging over S3 over RDMA (T4) not measured: " .. r.skip)
+    else
+      error(r, 0)
+    end
   end
   local ready = vllm.time_to_ready(t, which)
   local m = (v.client or "native") == "bench" and bench(t, which)

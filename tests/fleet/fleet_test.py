@@ -10,6 +10,12 @@ run     salloc -N 3: the per-node rungs on every node, R2/R3 on a ring of
 sbatch  the shipped packaging/slurm/strata-fleet.sbatch, submitted with
         sbatch -N 3 --wait: the batch script runs on the job's first node
         (inside its namespace) and writes the fleet outputs.
+rdma    salloc -p rdma -N 3 on the RDMA nodes (the lab's Soft-RoCE qemu
+        guests running slurmd: slurm.sh guests-up): R2 between node pairs
+        and R7 incast with senders from the allocation over real (emulated)
+        RoCEv2, B01 from the three guests at once against the RGW; then a
+        second run in which g3's agent is killed inside its guest mid-run:
+        g3 ERROR, the pair whose far end it is ERROR, g1 and g2 stand.
 faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
         (SIGSTOP: hung), n4's agent port taken before its agent starts,
         n5's agent killed mid-run (pairs run the slow fixture FT1, so the
@@ -108,11 +114,16 @@ fleet:
     return path
 
 
-def fleet_run(nodes, args, name, during=None):
+def fleet_run(nodes, args, name, during=None, partition=None):
     out = os.path.join(work, name)
-    cmd = ["salloc", "-N", str(nodes), "--job-name", "strata-fleet-test",
+    cmd = ["salloc", "-N", str(nodes), "--job-name", "strata-fleet-test"] + \
+          (["-p", partition] if partition else []) + [
            strata, "run", "--fleet", "slurm", "-o", out + ".xlsx",
            "--json", out + ".json", "--junit", out + ".xml"] + args
+    # a journal left by an earlier run would mislead during()
+    for ext in (".jsonl", ".xlsx", ".json", ".xml"):
+        if os.path.exists(out + ext):
+            os.unlink(out + ext)
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, env=env, cwd=root, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -204,6 +215,180 @@ def run_mode():
     secret = [l.split("=", 1)[1].strip() for l in open(envfile(os.path.join(rgw, "env"))["S3_CREDENTIALS_FILE"])
               if l.startswith("aws_secret_access_key")][0]
     check(secret not in open(out + ".jsonl").read(), "no secret in the fleet journal")
+
+
+def rdma_site(name, extra=""):
+    """The RDMA nodes' site: rxe0, emulated figures and the lab's scaling
+    (docs/lab.md: rxe under TCG moves some Mbit/s), the RGW on the bridge."""
+    r = envfile(os.path.join(rgw, "env"))
+    port = r["S3_ENDPOINT"].rsplit(":", 1)[1]
+    path = os.path.join(work, "site-%s.yaml" % name)
+    with open(path, "w") as f:
+        f.write("""site: { name: fleet-rdma-bed, expect: [host, verbs, roce, s3] }
+rdma:
+  device: rxe0
+  port: 1
+  gid_index: auto
+  line_rate_gbps: 0.02        # rxe under TCG (docs/lab.md), not a NIC's
+  max_lat_us: 100000
+  max_tail_ratio: 100000
+  bw_iters: 32
+  lat_iters: 200
+  tx_depth: 8
+  timeout_s: 60
+  max_buffer_mb: 16
+roce: { size: 65536, iters: 16, tx_depth: 8, timeout_s: 60 }
+s3:
+  endpoint: http://%s:%s
+  region: us-east-1
+  bucket: strata-fleet-rdma
+  create_bucket: true
+  credentials_file: %s
+  count: 8
+  warmup: 0
+  duration: 2
+scale:
+  max_object_mb: 4
+  max_streams: 4
+  max_duration_s: 2
+  max_iterations: 64
+  matrix:
+    R2: { size: [65536], qps: [1] }
+    R3: { size: [4096] }
+    R7: { senders: [1, 2], qps: [1] }
+fleet:
+  roles:
+    gpu: { features: [gpu] }
+    storage_client: { features: [s3client] }
+  peer_device: rxe0
+%s""" % (bedenv["FLEET_HOST_ADDR"], port, r["S3_CREDENTIALS_FILE"], extra))
+    return path
+
+
+def in_guest(job, node, script):
+    """Run script on a guest node as a step of the job (its own shell)."""
+    return subprocess.run(["srun", "--jobid", str(job), "--overlap", "-N1", "-n1",
+                           "-w", node, "--quiet", "sh", "-c", script],
+                          env=env, capture_output=True, text=True, timeout=60)
+
+
+def rdma_mode():
+    guests = bedenv["FLEET_GUESTS"].split()
+    check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
+    prof = os.path.join(root, "lab", "thresholds.yaml")
+    site = rdma_site("rdma")
+    rc, out, wall = fleet_run(3, ["--site", site, "--profile", prof,
+                                  "--set", "H1.load1_per_cpu.max=none",
+                                  "--only", "H1", "--only", "R1", "--only", "R2",
+                                  "--only", "R3", "--only", "R7", "--only", "B01",
+                                  "specs"],
+                              "rdma", partition="rdma")
+    check(rc == 0, "fleet run on the RDMA nodes exits 0 (rc %d, %.1f s)" % (rc, wall))
+    recs = records(out + ".jsonl")
+    res = [r for r in recs if r["type"] == "result"]
+    host_of = {r["node"]: r.get("host") for r in recs if r["type"] == "node"}
+    check(all(host_of.get(g) == g for g in guests),
+          "each task ran in the guest whose hostname is its NodeName: %s" % host_of)
+    wb = openpyxl.load_workbook(out + ".xlsx")
+    m = matrix(wb)
+    check(sorted(m) == guests, "Summary matrix has a row per guest: %s" % sorted(m))
+    check(all(m[g]["Status"] == "PASS" and m[g]["R1"] == "PASS" and m[g]["R2"] == "PASS"
+              and m[g]["R3"] == "PASS" and m[g]["B01"] == "PASS" for g in guests),
+          "H1 R1 R2 R3 (loopback) B01 PASS on every guest")
+    pr = [r for r in res if r["phase"] == "pair" and r["id"] == "R2"]
+    want = {(guests[i], guests[(i + 1) % 3]) for i in range(3)}
+    check({tuple(r["pair"]) for r in pr} == want, "R2 on the ring of guest pairs")
+    for r in pr:
+        mt = r.get("metrics") or {}
+        far = dict(zip(guests, bedenv["FLEET_GUEST_ADDRS"].split()))[r["pair"][1]]
+        check(r["status"] == "PASS" and mt.get("bw_gbps", 0) > 0
+              and mt.get("counters.sent_pkts", 0) > 0
+              and mt.get("peer", "").startswith(far + ":"),
+              "R2 %s -> %s over RDMA: %.4f Gbit/s, %s packets sent, far end %s"
+              % (r["pair"][0], r["pair"][1], mt.get("bw_gbps", 0),
+                 mt.get("counters.sent_pkts"), mt.get("peer")))
+    lat = [r for r in res if r["phase"] == "pair" and r["id"] == "R3"]
+    check({tuple(r["pair"]) for r in lat} == want
+          and all(r["status"] == "PASS" and (r.get("metrics") or {}).get("median_us", 0) > 0
+                  for r in lat),
+          "R3 on the ring of guest pairs: %s us" % [round((r.get("metrics") or {}).get("median_us", 0), 1)
+                                                   for r in lat])
+    rows = sheet_rows(wb["Pairs"])
+    hdr = [i for i, r in enumerate(rows) if r[0] == "from \\ to"]
+    check(len(hdr) == 2 and all(rows[h][1:4] == guests for h in hdr),
+          "Pairs sheet: a matrix for R2 and for R3, the guests on both axes")
+    if hdr:
+        g1row = rows[hdr[0] + 1]
+        check(g1row[0] == guests[0] and g1row[1] == "-" and "PASS" in str(g1row[2]),
+              "pair matrix cell g1 -> g2: %s" % g1row[2])
+    inc = [r for r in res if r["phase"] == "incast" and r["id"] == "R7"]
+    check(len(inc) == 2 and all(r["node"] == guests[0] and r["status"] == "PASS" for r in inc),
+          "R7 into %s: 2 cells PASS" % guests[0])
+    two = [r for r in inc if (r.get("cell") or {}).get("senders") == 2]
+    mt = two[0]["metrics"] if two else {}
+    check(mt.get("sender.fleet-g2.bw_gbps", 0) > 0 and mt.get("sender.fleet-g3.bw_gbps", 0) > 0
+          and mt.get("delta.rdma.rxe0.1.rcvd_pkts", 0) > 0,
+          "R7 with 2 senders: g2 and g3 wrote into g1 (rxe0 rcvd_pkts +%s)"
+          % mt.get("delta.rdma.rxe0.1.rcvd_pkts"))
+    doc = json.load(open(out + ".json"))
+    row = [x for x in doc["s3"] if x["id"] == "B01"]
+    b01 = [r for r in res if r["id"] == "B01"]
+    for op in ("get", "put"):
+        got = row[0][op] if row else {}
+        samples = sorted(x[0] for r in b01 for t in r.get("tables", [])
+                         if t["name"] == op + ".lat_samples_ms" for x in t["rows"])
+        n = len(samples)
+        want99 = samples[max(1, math.ceil(0.99 * n)) - 1] if n else None
+        check(got.get("clients") == 3 and got.get("samples") == n and n >= 24
+              and want99 is not None and abs(got["lat_p99_ms"] - want99) < 1e-6,
+              "B01 %s from 3 guests: %d samples merged, p99 %.1f ms, aggregate %.3f Gbit/s"
+              % (op, n, got.get("lat_p99_ms") or 0, got.get("gbps") or 0))
+
+    # the fault: g3's agent killed inside its guest while the pairs run
+    site = rdma_site("rdma-faults", """  idle_slack_s: 20
+  pairs: { tests: [FT1, R2] }
+fleet_test: { sleep_s: 3 }
+""")
+    acted = {}
+
+    def during(journal):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not acted:
+            time.sleep(0.3)
+            try:
+                recs = records(journal)
+            except (OSError, ValueError):
+                continue
+            run = [r for r in recs if r["type"] == "run"]
+            if run and any(r["type"] == "step" and r.get("phase") == "agent" for r in recs):
+                # the agent's own process (argv[1] serve), not the shell
+                p = in_guest(run[0]["fleet"]["job"], guests[2],
+                             'for p in /proc/[0-9]*; do a=$(tr "\\000" " " < $p/cmdline 2>/dev/null); '
+                             'case "$a" in */strata" "serve" "*) kill -9 ${p#/proc/}; echo ${p#/proc/};; esac; done')
+                if p.stdout.split():
+                    acted[guests[2]] = p.stdout.split()
+                else:
+                    print("kill in %s found no agent yet (rc %d): %s"
+                          % (guests[2], p.returncode, p.stderr.strip()[-300:]), flush=True)
+
+    rc, out, wall = fleet_run(3, ["--site", site, "--profile", prof, "--only", "FT1",
+                                  "--only", "R2", "specs/verbs", os.path.join(here, "specs")],
+                              "rdma-faults", during, partition="rdma")
+    check(acted.get(guests[2]), "g3's agent killed in its guest: pid %s" % acted.get(guests[2]))
+    check(rc == 1, "the fleet run completes and fails (rc %d, %.1f s)" % (rc, wall))
+    m = matrix(openpyxl.load_workbook(out + ".xlsx"))
+    why = (m.get("g3") or {}).get("Why (node ERROR)") or ""
+    check(m.get("g3", {}).get("Status") == "ERROR" and "agent" in why and "Killed" in why,
+          "g3 (agent killed mid-run) ERROR: %s" % why)
+    check(all(m.get(g, {}).get("Status") == "PASS" for g in guests[:2]),
+          "g1 and g2 stand: PASS")
+    doc = json.load(open(out + ".json"))
+    for p in doc["pairs"]:
+        if p["to"] == "g3":
+            check(p["status"] == "ERROR" and "g3" in (p.get("reason") or ""),
+                  "%s %s -> g3 ERROR: %s" % (p["id"], p["from"], p.get("reason")))
+        else:
+            check(p["status"] == "PASS", "%s %s -> %s stands: PASS" % (p["id"], p["from"], p["to"]))
 
 
 def pids_in(node, argv_head):
@@ -325,6 +510,6 @@ def sbatch_mode():
           % (run and run[0]["host"]))
 
 
-{"run": run_mode, "faults": faults_mode, "sbatch": sbatch_mode}[mode]()
+{"run": run_mode, "faults": faults_mode, "sbatch": sbatch_mode, "rdma": rdma_mode}[mode]()
 print("%d failed" % len(fails))
 sys.exit(1 if fails else 0)

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # slurm.sh - a throw-away Slurm cluster on this machine, for the fleet
 # tests (label fleet): munged and slurmctld on the host, one slurmd per
 # node in its own network namespace with its own hostname (UTS namespace)
@@ -7,10 +7,26 @@
 #
 #   tests/fleet/slurm.sh start DIR   start it; DIR (created) holds everything
 #   tests/fleet/slurm.sh stop DIR    stop every daemon it started, remove
-#                                    the namespaces, the bridge and DIR
+#                                    the namespaces, the guests, the
+#                                    bridge and DIR
+#   tests/fleet/slurm.sh guests-up DIR BUILD    boot the RDMA nodes (below)
+#   tests/fleet/slurm.sh guests-down DIR        power them off
+#
+# RDMA nodes (FLEET_GUESTS=N at start, default 0): N more Slurm nodes
+# g1..gN in partition "rdma", the lab's Soft-RoCE qemu guests (lab/qemu.sh,
+# lab/mkinitramfs --slurm, lab/guest-init): rxe0 on eth0, one emulated
+# Ethernet segment between the guests (a qemu socket netdev on a multicast
+# group of 127.0.0.1, as the lab's), and a second NIC on a tap in the
+# bed's bridge, where slurmctld, srun and the RGW reach them.  Each guest
+# runs munged (the bed's key) and slurmd (tests/fleet/guest-node.sh).
+# They are in slurm.conf from the start (DOWN until guests-up): one
+# controller, one bridge and one RGW serve both kinds of node.  DIR must
+# lie inside BUILD or the source tree (the guests see only those, over 9p
+# at their host paths).
 #
 # After start, DIR/env holds shell assignments (sourceable):
 #   SLURM_CONF=DIR/slurm.conf  FLEET_NODES="n1 n2 ..."  FLEET_HOST_ADDR=...
+#   FLEET_GUESTS="g1 ..."  (the RDMA nodes, partition rdma)
 # Environment: FLEET_NODES=N (default 4), FLEET_FEATURES (default: n1-n2
 # "gpu,s3client", the rest "s3client"; a list "n1=f,g n2=h" replaces it).
 set -eu
@@ -55,7 +71,82 @@ stop() {
     done
     ip link del "$FLEET_BRIDGE" 2>/dev/null || true
   fi
+  if [ -f "$D/env" ]; then
+    for t in $FLEET_GUEST_TAPS; do ip link del "$t" 2>/dev/null || true; done
+  fi
   rm -rf "$D"
+}
+
+# --- the RDMA nodes: Soft-RoCE qemu guests running slurmd ----------------
+guest_alive() {  # pid file -> 0 when that qemu still runs
+  [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null &&
+    tr '\0' ' ' < "/proc/$(cat "$1")/cmdline" 2>/dev/null | grep -q qemu-system
+}
+
+guests_down() {
+  D=$1
+  [ -f "$D/env" ] || return 0
+  . "$D/env"
+  : > "$D/guests/stop" 2>/dev/null || return 0   # guest-node.sh powers off
+  for g in $FLEET_GUESTS; do
+    f=$D/run/qemu-$g.pid; n=0
+    while guest_alive "$f" && [ $n -lt 150 ]; do sleep 0.1; n=$((n + 1)); done
+    if guest_alive "$f"; then kill "$(cat "$f")" 2>/dev/null; sleep 0.5; fi
+    guest_alive "$f" && kill -9 "$(cat "$f")" 2>/dev/null
+    rm -f "$f"
+  done
+  rm -f "$D/guests/stop"
+  echo "slurm.sh: guests down"
+}
+
+guests_up() {
+  D=$(cd "$1" && pwd); build=$(cd "$2" && pwd)
+  . "$D/env"
+  [ -n "$FLEET_GUESTS" ] || die "no RDMA nodes in this bed (FLEET_GUESTS=N at start)"
+  src=$(cd "$(dirname "$0")/../.." && pwd)
+  case $D/ in "$src"/*|"$build"/*) ;; *) die "$D is not inside $src or $build" ;; esac
+  # shellcheck disable=SC1091
+  . "$src/lab/qemu.sh"
+  lab_image "$src" "$build" --slurm 2> "$D/log/image.err" ||
+    die "the guest image: $(tail -n 3 "$D/log/image.err")"
+  wire=$(/usr/bin/python3 -c 'import socket; s=socket.socket(2, 2); s.bind(("",0)); print(s.getsockname()[1])')
+  rm -f "$D/guests/stop"
+  i=0
+  for g in $FLEET_GUESTS; do
+    i=$((i + 1))
+    o=$D/guests/$g
+    mkdir -p "$o" "$D/spool/$g"
+    rm -f "$o/ready" "$o/failed" "$o/rc"
+    tap=$(echo "$FLEET_GUEST_TAPS" | cut -d' ' -f$i)
+    addr=$(echo "$FLEET_GUEST_ADDRS" | cut -d' ' -f$i)
+    mac=$(printf '52:54:00:79:%02x:%02x' "$FLEET_NET_X" "$i")
+    ip link del "$tap" 2>/dev/null || true
+    ip tuntap add dev "$tap" mode tap
+    ip link set "$tap" master "$FLEET_BRIDGE" up
+    printf 'NODE=%s\nADDR=%s\nMAC=%s\nBED=%s\n' "$g" "$addr" "$mac" "$D" > "$o/node.env"
+    lab_qemu "$g" eth0 "10.78.1.$i" - "$o" "$src/tests/fleet/guest-node.sh" - 512 1 \
+      -netdev "socket,id=n1,mcast=230.0.0.2:$wire,localaddr=127.0.0.1" \
+      -device "virtio-net-pci,netdev=n1,mac=$(printf '52:54:00:78:01:%02x' "$i")" \
+      -netdev "tap,id=h1,ifname=$tap,script=no,downscript=no" \
+      -device "virtio-net-pci,netdev=h1,mac=$mac"
+    setsid "${LAB_QEMU[@]}" </dev/null > "$o/console.log" 2>&1 &
+    echo $! > "$D/run/qemu-$g.pid"
+  done
+  t=${FLEET_GUEST_BOOT_S:-300}; n=0
+  for g in $FLEET_GUESTS; do
+    while [ ! -e "$D/guests/$g/ready" ]; do
+      [ -s "$D/guests/$g/rc" ] && die "guest $g: its setup failed: $(tail -n 5 "$D/guests/$g/log")"
+      kill -0 "$(cat "$D/run/qemu-$g.pid")" 2>/dev/null ||
+        die "guest $g: qemu exited: $(tail -n 3 "$D/guests/$g/console.log")"
+      n=$((n + 1))
+      [ $n -ge $((t * 2)) ] && die "guest $g did not boot in ${t}s: $(tail -n 3 "$D/guests/$g/console.log")"
+      sleep 0.5
+    done
+  done
+  count=$(echo $FLEET_GUESTS | wc -w)
+  wait_for 120 "the RDMA nodes to come up" sh -c \
+    "[ \$(SLURM_CONF=$D/slurm.conf sinfo -h -N -p rdma -t idle -o %N | wc -l) -eq $count ]"
+  echo "slurm.sh: RDMA nodes up: $FLEET_GUESTS ($FLEET_GUEST_ADDRS)"
 }
 
 start() {
@@ -76,6 +167,12 @@ start() {
   names=""; nslist=""
   i=1
   while [ $i -le "$nodes" ]; do names="$names n$i"; nslist="$nslist fleet$x-n$i"; i=$((i + 1)); done
+  guests=""; taps=""; gaddrs=""
+  i=1
+  while [ $i -le "${FLEET_GUESTS:-0}" ]; do
+    guests="$guests g$i"; taps="$taps flg${x}g$i"; gaddrs="$gaddrs $net.$((100 + i))"
+    i=$((i + 1))
+  done
   cat > "$D/env" <<ENV
 SLURM_CONF=$D/slurm.conf
 FLEET_NODES="${names# }"
@@ -83,6 +180,11 @@ FLEET_HOST_ADDR=$host_addr
 FLEET_BRIDGE=$br
 FLEET_NETNS="${nslist# }"
 FLEET_DIR=$D
+FLEET_NET_X=$x
+FLEET_CTL_HOST=$host
+FLEET_GUESTS="${guests# }"
+FLEET_GUEST_TAPS="${taps# }"
+FLEET_GUEST_ADDRS="${gaddrs# }"
 ENV
 
   # munge: the key, and one munged whose socket every daemon and client uses
@@ -127,7 +229,7 @@ AuthInfo=socket=$D/munge/munge.socket
 StateSaveLocation=$D/state
 SlurmdSpoolDir=$D/spool/%n
 SlurmctldPidFile=$D/run/slurmctld.pid
-SlurmdPidFile=$D/run/slurmd-%n.pid
+SlurmdPidFile=$D/spool/%n/slurmd.pid
 SlurmctldLogFile=$D/log/slurmctld.log
 SlurmdLogFile=$D/log/slurmd-%n.log
 ProctrackType=proctrack/pgid
@@ -157,7 +259,15 @@ CONF
       echo "NodeName=$n NodeHostname=$n NodeAddr=$net.$i CPUs=2 RealMemory=1000 State=UNKNOWN${f:+ Feature=$f}"
       i=$((i + 1))
     done
-    echo "PartitionName=fleet Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8"
+    # the RDMA nodes: 1 vCPU, 512 MiB guests; DOWN until guests-up
+    i=0
+    for g in $guests; do
+      i=$((i + 1))
+      echo "NodeName=$g NodeHostname=$g NodeAddr=$net.$((100 + i)) CPUs=1 RealMemory=400 State=UNKNOWN Feature=rdma,s3client"
+    done
+    echo "PartitionName=fleet Nodes=$(echo $names | tr ' ' ',') Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8"
+    [ -n "$guests" ] &&
+      echo "PartitionName=rdma Nodes=$(echo $guests | tr ' ' ',') Default=NO MaxTime=INFINITE State=UP OverSubscribe=FORCE:8"
   } > "$D/slurm.conf"
   # Slurm 22.05 has no "disabled" cgroup plugin; no plugin here uses
   # cgroups (proctrack/pgid, task/none), but slurmd still loads one.  The
@@ -179,12 +289,14 @@ CONF
     echo $! > "$D/run/slurmd-$n-fg.pid"
   done
   wait_for 40 "the nodes to come up" sh -c \
-    "[ \$(sinfo -h -N -t idle -o %N | wc -l) -eq $nodes ]"
+    "[ \$(sinfo -h -N -p fleet -t idle -o %N | wc -l) -eq $nodes ]"
   echo "slurm.sh: cluster up in $D: $nodes nodes (${names# }), controller $host_addr:$ctl_port"
 }
 
 case "${1:-}" in
   start) [ $# -eq 2 ] || die "usage: slurm.sh start DIR"; start "$2" ;;
-  stop) [ $# -eq 2 ] || die "usage: slurm.sh stop DIR"; stop "$2" ;;
-  *) die "usage: slurm.sh start|stop DIR" ;;
+  stop) [ $# -eq 2 ] || die "usage: slurm.sh stop DIR"; guests_down "$2" >/dev/null 2>&1; stop "$2" ;;
+  guests-up) [ $# -eq 3 ] || die "usage: slurm.sh guests-up DIR BUILD"; guests_up "$2" "$3" ;;
+  guests-down) [ $# -eq 2 ] || die "usage: slurm.sh guests-down DIR"; guests_down "$2" ;;
+  *) die "usage: slurm.sh start|stop|guests-up|guests-down DIR" ;;
 esac

@@ -86,7 +86,16 @@ with open(os.path.join(out, "ladder.md"), "w") as f:
 
 # B16/B17/E5 natively against this server (both scenarios the same
 # server: there is one GPU and no S3 path behind it)
+# With STAGE_ENDPOINT / STAGE_BUCKET / STAGE_PREFIX (an S3 server beside
+# it holding a model's shards: tests/gpu/staging.sh), B16 also measures
+# model staging into GPU memory (model_stage_s).
 site = os.path.join(out, "site-gpu.yaml")
+staging = ""
+if os.environ.get("STAGE_ENDPOINT"):
+    staging = """  staging: { bucket: %s, prefix: "%s", concurrency: 8, memory: cuda }
+s3: { endpoint: "%s", region: us-east-1, bucket: %s }
+""" % (os.environ["STAGE_BUCKET"], os.environ["STAGE_PREFIX"],
+       os.environ["STAGE_ENDPOINT"], os.environ["STAGE_BUCKET"])
 with open(site, "w") as f:
     f.write("""vllm:
   model: %s
@@ -96,7 +105,7 @@ with open(site, "w") as f:
   concurrency: [1, 8, 32]
   tcp: { base_url: "%s", ready_url: "%s/health" }
   rdma: { base_url: "%s", ready_url: "%s/health" }
-""" % (torch_server.MODEL, base, base, base, base))
+""" % (torch_server.MODEL, base, base, base, base) + staging)
 p = subprocess.run([strata, "run", specs, "--site", site, "-o",
                     os.path.join(out, "specs-gpu.xlsx"), "--json",
                     os.path.join(out, "specs-gpu.json")],

@@ -87,7 +87,12 @@ check(80 <= m16.get("ttft_p50_ms", 0) <= 120 and
 check(m16.get("server_requests") == 12, "witness: vllm:request_success_total"
       " moved by 12 (%s)" % m16.get("server_requests"))
 st, ct = m16.get("server_ttft_mean_ms"), m16.get("ttft_mean_ms")
-check(st is not None and ct is not None and 0 <= ct - st <= 10,
+# The server's own histogram (the witness) holds the injected 80 ms; the
+# client sees it plus its share of a shared host: a mean of 12 requests
+# was 40 ms above the server's at load 19 on the 2-core CI host.  The
+# timing accuracy itself is llm_fixture's (per-request p50/p90 bounds).
+check(st is not None and ct is not None and 80 <= st <= 200 and
+      0 <= ct - st <= 60,
       "witness: server TTFT mean %s vs client %s ms" % (st, ct))
 check(m16.get("server_generation_tokens") == 144, "witness: generation tokens")
 check(m16.get("time_to_ready_s") is not None, "time to ready measured")
@@ -111,8 +116,10 @@ if os.path.exists(xlsx):
 # 3. B slower than A: no KPI passes, E5 FAILs (the CPU KPI is the whole
 # host's busy time here, shared with whatever else runs: its limit is set
 # out of reach through site.vllm.e5_rule)
-res, xlsx, rc = run("slower", base + "/ttft=30,itl=8",
-                    base + "/ttft=60,itl=12",
+# (a wide gap: on the shared 2-core CI host at load 19 a 2x gap, ttft
+# 30/60 ms and itl 8/12, was once overturned by scheduling delays of A)
+res, xlsx, rc = run("slower", base + "/ttft=20,itl=5",
+                    base + "/ttft=150,itl=40",
                     "  e5_rule: { cpu_reduction_pct: 1000 }\n")
 e5 = res.get("E5", {})
 check(e5.get("status") == "FAIL" and e5["metrics"].get("kpis_met") == "none",

@@ -107,5 +107,40 @@ check(not ok and tostring(err):find("SKIP", 1, true) and
       (tostring(err):find("CUDA", 1, true) or
        tostring(err):find("cuda", 1, true)),
       "GPU memory without CUDA: SKIP with the reason (" .. tostring(err) .. ")")
+-- ListObjectsV2 on the directory store (B16 lists model shards with it):
+-- prefix, byte order, pages of max-keys with a continuation token, keys
+-- XML-escaped, the store's own companion files never listed
+cl:create_bucket("strata-l")
+for _, k in ipairs { "m/b&c.bin", "m/a.bin", "m/c", "x" } do
+  cl:put("strata-l", k, "v:" .. k)
+end
+local vllm = require "strata.lib.vllm"
+local ls = vllm.list_shards(cl, "strata-l", "m/")
+check(#ls == 3 and ls[1].key == "m/a.bin" and ls[2].key == "m/b&c.bin" and
+      ls[3].key == "m/c" and ls[2].size == #"v:m/b&c.bin",
+      "ListObjectsV2 by prefix, in key order, sizes, & unescaped")
+local pg = cl:request { method = "GET", bucket = "strata-l",
+                        query = "list-type=2&prefix=m%2F&max-keys=2" }
+check(pg.status == 200 and pg.body:find("<IsTruncated>true</IsTruncated>", 1, true)
+      and pg.body:find("<NextContinuationToken>m/b&amp;c.bin<", 1, true)
+      and pg.body:find("<KeyCount>2</KeyCount>", 1, true),
+      "ListObjectsV2 pages: max-keys 2, truncated, token the last key")
+local all = vllm.list_shards(cl, "strata-l", "")
+check(#all == 4 and not pg.body:find("#etag", 1, true),
+      "the whole bucket, no companion files")
+local nb = cl:request { method = "GET", bucket = "no-such-bucket",
+                        query = "list-type=2" }
+check(nb.status == 404, "ListObjectsV2 of a missing bucket: 404")
+-- T4 staging without an RDMA device: SKIP with the reason; misuse raises
+ok, err = pcall(r.stage, { client = cl, bucket = "strata-l", shards = ls })
+check(not ok and type(err) == "table" and tostring(err.skip):find("RDMA", 1, true),
+      "s3rdma.stage without a device: SKIP (" .. tostring(err) .. ")")
+ok, err = pcall(r.stage, { client = cl, bucket = "strata-l", shards = {} })
+check(not ok and tostring(err):find("empty list", 1, true),
+      "s3rdma.stage with no shards raises")
+ok, err = pcall(r.stage, { client = cl, bucket = "strata-l", shards = ls,
+                           piece = 1 << 31 })
+check(not ok and tostring(err):find("2^31-1", 1, true),
+      "s3rdma.stage piece over one transfer raises")
 print(bad == 0 and "server_tcp: all checks passed" or "server_tcp: FAILED")
 os.exit(bad == 0 and 0 or 1)

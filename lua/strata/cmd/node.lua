@@ -43,7 +43,8 @@ local function unpack_files(dir, work)
   local paths = {}
   for _, f in ipairs(work.files or {}) do paths[#paths + 1] = place(f.path, f.text) end
   local th = work.thresholds and place(work.thresholds.path, work.thresholds.text)
-  return paths, th
+  local prof = work.profile and place(work.profile.path, work.profile.text)
+  return paths, th, prof
 end
 
 -- The plan's sources without the scratch folder (as the results').
@@ -90,9 +91,10 @@ function M.main(argv)
   core.mkdir_p(dir)
   local rc = 0
   local ok2, err = pcall(function()
-    local paths, th = unpack_files(dir, work)
-    local s = setup.load { paths = paths, thresholds = th, set = work.set }
-    s.site = work.site or {}
+    local paths, th, prof = unpack_files(dir, work)
+    -- the site table before the specs' scaling (site.scale) is applied
+    local s = setup.load { paths = paths, thresholds = th, profile = prof,
+                           set = work.set, site_table = work.site or {} }
     redact.add_from_env(s.site)
     local order = runner.plan(s.tests, s.by_id, work.only)
     local expect = type(s.site.site) == "table" and s.site.site.expect or nil

@@ -280,8 +280,8 @@ function M.main(o, paths, argv)
     error(require("strata.args").usage_error(
       ("--fleet %s: the scheduler must be slurm"):format(tostring(o.fleet))), 0)
   end
-  local s = setup.load { paths = paths, site = o.site,
-                         thresholds = o.thresholds, set = o.set }
+  local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
+                         profile = o.profile, set = o.set }
   local order = runner.plan(s.tests, s.by_id, o.only)
   if #order == 0 then
     io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
@@ -342,6 +342,7 @@ function M.main(o, paths, argv)
     if f.role == "spec" then files[#files + 1] = { path = f.path, text = read(f.path) } end
   end
   local th = s.thresholds_file and { path = s.thresholds_file, text = read(s.thresholds_file) }
+  local prof = o.profile and { path = o.profile, text = read(o.profile) }
   local function work(node, phase, tests, site, extra)
     local meta = {}
     for _, t in ipairs(tests) do
@@ -349,7 +350,7 @@ function M.main(o, paths, argv)
                           timeout = t.timeout or 60, cells = #spec.cells(t) }
     end
     local w = { node = node, phase = phase, files = files, thresholds = th,
-                set = o.set, site = site, only = ids(tests), meta = meta }
+                profile = prof, set = o.set, site = site, only = ids(tests), meta = meta }
     for k, v in pairs(extra or {}) do w[k] = v end
     return w
   end

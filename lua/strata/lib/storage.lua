@@ -359,7 +359,9 @@ function M.job(t, sc, job)
   job.name = nil
   job.size = job.size or st.size or "1G"
   job.runtime = job.runtime or st.runtime or 10
-  job.time_based = true
+  -- runtime 0 (S5-S7): one pass over size, not time-based
+  job.time_based = job.runtime > 0
+  if job.runtime == 0 then job.runtime = nil end
   if sc.numa_node and sc.numa_node >= 0 and st.pin ~= false then
     job.numa_cpu_nodes = sc.numa_node
   end

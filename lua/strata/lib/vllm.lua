@@ -379,6 +379,41 @@ function M.stage_tcp(t)
            model_stage_memory = r.memory }
 end
 
+-- The same shards over S3 over RDMA (T4): site.s3rdma (over site.s3) for
+-- the endpoint, provider ("rc" = hipobj-rc-v2, "cuobject"), device,
+-- port, gid_index; every shard GET by key into one registered buffer
+-- (s3rdma.stage).  Raises a SKIP (no RDMA device, no GPU memory RDMA, no
+-- cuObject) for the caller to note.
+function M.stage_rdma(t)
+  local st = (t.site.vllm or {}).staging
+  if not st then return nil end
+  local s3rdma = require "strata.s3rdma"
+  local lib = require "strata.lib.s3rdma"
+  local cl, s = lib.client(t)
+  local bucket = st.bucket or s.bucket
+  local shards = M.list_shards(cl, bucket, st.prefix)
+  if #shards == 0 then
+    cl:close()
+    error(("site.vllm.staging: no objects under %s/%s"):format(bucket, st.prefix or ""), 0)
+  end
+  local ok, r = pcall(s3rdma.stage, {
+    client = cl, bucket = bucket, shards = shards,
+    mode = s.provider == "cuobject" and "cuobject" or "rc",
+    concurrency = st.concurrency or 8, memory = st.memory or "cuda",
+    gpu = st.device, device = s.device, port = s.port,
+    gid_index = s.gid_index ~= "auto" and s.gid_index or nil,
+    landing_grace = s.landing_grace_s, control_host_port = s.control_host_port,
+    token_contract = s.token_contract })
+  cl:close()
+  if not ok then error(r, 0) end
+  if r.error then t.log("model staging (T4): %s", r.error) end
+  return { model_stage_s = r.seconds, model_stage_gbps = r.gbps,
+           model_stage_bytes = r.bytes, model_stage_shards = r.shards,
+           model_stage_failed = r.failed, model_stage_first_byte_s = r.first_byte_s,
+           model_stage_memory = r.memory, model_stage_transfers = r.transfers,
+           model_stage_reply_ok = r.reply_ok, model_stage_landed_ok = r.landed_ok }
+end
+
 -- Time to ready: run site.vllm.<which>.restart_cmd (when given), then
 -- poll ready_url until 200; seconds, or nil when no ready_url is set.
 function M.time_to_ready(t, which)
