@@ -670,6 +670,12 @@ void cuda_free(void **ptr, enum cuda_mem_kind kind)
     *ptr = NULL;
 }
 
+int cuda_bind(int dev, char *err, size_t len)
+{
+  (void)dev;
+  return NO_CUDA(err, len);
+}
+
 int cuda_copy(void *dst, const void *src, size_t size, char *err,
               size_t len)
 {
