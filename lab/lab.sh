@@ -188,8 +188,9 @@ rdma:
   lat_iters: 200
   tx_depth: 8                 # few WRITEs in flight: TCG guests stall long
   timeout_s: 60               # ... for tens of seconds on a loaded host
-  qp_timeout: 21              # ACK timeout 8.6 s: 32 QPs x 128 packets x 4 KiB at 0.02 Gbit/s
-                              # take 6.7 s to cross; the default 67 ms resends them over and over
+  qp_timeout: auto            # per run, from its packets in flight and line_rate_gbps: 67 ms
+                              # resends 32 QPs' windows over and over, 8.6 s makes each packet the
+                              # loaded host's wire drops a long stall (docs/verbs.md "ACK timeout")
   max_buffer_mb: 16
   wire_objects: 1
   peer: node-b

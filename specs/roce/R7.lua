@@ -138,6 +138,7 @@ test {
     o.size = r.size or 65536
     o.tx_depth = r.tx_depth
     o.timeout = r.timeout_s
+    vs.set_qp_timeout(site, o, #senders * qps)  -- every sender's QPs share the receiver's wire
     if r.duration_s then
       o.duration = t.scale.seconds(r.duration_s, "duration (s)")
     else o.iters = t.scale.count(r.iters or 5000, "iterations") end

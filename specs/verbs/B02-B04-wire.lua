@@ -30,6 +30,7 @@ local function wire(t, object, conc)
   o.max_buffer = vs.max_buffer(t.site)
   o.peer = vs.peer(t.site)
   o.timeout = r.timeout_s          -- no completion this long: an error
+  vs.set_qp_timeout(t.site, o)
   o.iters = t.scale.count(math.max(1, (r.wire_objects or 4) * object // size),
                           "iterations")
   local res = verbs.bw(o)

@@ -11,6 +11,7 @@
 --   bw_iters | bw_duration_s    per cell (default 5000 iterations)
 --   lat_iters                   per cell (default 1000)
 --   tx_depth, max_buffer_mb, bw_sizes, bw_qps (restrict R2's matrix)
+--   qp_timeout                  RC ACK timeout exponent, or auto (set_qp_timeout)
 -- site.peers.<name>: host, port (18515), device, ib_port, gid_index,
 --   token_env (a variable holding the token) or token_file.
 local M = {}
@@ -23,7 +24,28 @@ function M.local_opts(site)
   local gid = r.gid_index
   if gid == "auto" then gid = nil end
   return { device = r.device, port = r.port, gid_index = gid,
-           qp_timeout = r.qp_timeout }
+           qp_timeout = r.qp_timeout ~= "auto" and r.qp_timeout or nil }
+end
+
+-- The RC ACK timeout (4.096 us x 2^n) for a bandwidth run o whose QPs all
+-- share one wire (qps of them in all: an incast counts every sender's):
+-- site.rdma.qp_timeout as set, or with "auto" the smallest n >= 14
+-- (perftest's) over twice the time their packets in flight take to cross
+-- at site.rdma.line_rate_gbps.  A timeout shorter than that resends whole
+-- windows over and over; a much longer one turns each lost packet into a
+-- stall (docs/verbs.md, "ACK timeout").  In flight a QP: its WRs, at most
+-- rxe's RXE_MAX_UNACKED_PSNS (128) packets of up to 4 KiB.
+function M.set_qp_timeout(site, o, qps)
+  local r = rdma(site)
+  if r.qp_timeout ~= "auto" then return o end
+  local rate = tonumber(r.line_rate_gbps)
+  if not rate or rate <= 0 then return o end
+  local per_qp = math.min((o.tx_depth or 128) * (o.size or 65536), 128 * 4096)
+  local need = 2 * (qps or o.qps or 1) * per_qp * 8 / (rate * 1e9)
+  local n = 14
+  while n < 31 and 4.096e-6 * 2 ^ n < need do n = n + 1 end
+  o.qp_timeout = n
+  return o
 end
 
 -- The peer table for verbs.bw{peer=...}, or nil for loopback.  Raises
@@ -118,7 +140,7 @@ function M.bw_cell(t)
   o.tx_depth = r.tx_depth
   o.max_buffer = M.max_buffer(t.site)
   for k, v in pairs(M.bw_len(t.site, size)) do o[k] = v end
-  return o
+  return M.set_qp_timeout(t.site, o)
 end
 
 function M.in_list(list, v)
