@@ -3,7 +3,10 @@
 # lab/guest-init as the guest's script; docs/lab.md).  Starts the services
 # of the guest's role, says ready, then runs the jobs the host drops into
 # <out>/jobs/ (lab/lab.sh exec) until the host writes <lab>/stop.
-#   role a      the runner: no service (strata run executes here)
+#   role a      the runner: no service (strata run executes here); with
+#               <out>/layout (lab/lab.sh --nvme), first the scratch tier:
+#               lab/scratch.sh assembles the emulated NVMe into md RAID0 +
+#               XFS and writes <out>/scratch for the site file
 #   role b      strata serve (the R2/R3/R6 far end, an R7 sender) and the
 #               reference S3-over-RDMA server (fixtures/s3rdma) on :9000
 #   role s<N>   strata serve (an R7 sender)
@@ -35,6 +38,14 @@ wait_listen() {  # port what
 }
 
 pids=""
+if [ "$role" = a ] && [ -s "$O/layout" ]; then
+  if ! sh "$STRATA_RXE_SRC/lab/scratch.sh" "$(cat "$O/layout")" "$O" \
+      > "$O/scratch.log" 2>&1; then
+    say "the scratch tier failed: $(tail -n 1 "$O/scratch.log")"
+    echo "the scratch tier did not assemble: $(tail -n 1 "$O/scratch.log")" > "$O/failed"
+    exit 1
+  fi
+fi
 case $role in
   b|s*)
     "$S" serve --port 18515 --token-file /tmp/strata-token --device rxe0 \

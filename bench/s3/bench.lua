@@ -51,6 +51,19 @@ local function sh(cmd)
           cmd:gsub(SK, "***"):gsub(AK, "***")))
   end
 end
+-- Run a sh script; the CPU seconds (user + sys) of every process it
+-- started and waited for (sh's `times`, second line: its children's).
+local function sh_cpu(script)
+  local tf = work .. "/times"
+  os.remove(tf)
+  sh("env -u AWS_CA_BUNDLE sh -c '" .. (script .. "\ntimes > " .. tf)
+     :gsub("'", "'\\''") .. "' >/dev/null")
+  local f = io.open(tf)
+  f:read("l")
+  local um, us, sm, ss = f:read("l"):match("(%d+)m([%d.]+)s (%d+)m([%d.]+)s")
+  f:close()
+  return um * 60 + us + sm * 60 + ss
+end
 local function out(cmd)
   local f = io.popen(cmd)
   local s = f:read("a")
@@ -109,17 +122,16 @@ local function curl(op, conc, size, objs)
   script[#script + 1] = "wait"
   os.remove(fail)
   local t0 = core.now()
-  sh("env -u AWS_CA_BUNDLE sh -c '" .. table.concat(script, "\n")
-     :gsub("'", "'\\''") .. "' >/dev/null")
+  local cpu_s = sh_cpu(table.concat(script, "\n"))
   local dt = core.now() - t0
   if core.stat(fail) then error("curl: a transfer failed (" .. op .. ")") end
-  return dt
+  return dt, cpu_s
 end
 
 -- rclone: --transfers CONC, single-part PUTs and single-stream GETs so
 -- each object is one HTTP transfer, as for the others; the multipart
 -- point uploads in 64 MiB chunks, 4 in flight (--s3-upload-concurrency)
-local RC = ("env -u AWS_CA_BUNDLE RCLONE_CONFIG_B_TYPE=s3 "
+local RC = ("RCLONE_CONFIG_B_TYPE=s3 "
   .. "RCLONE_CONFIG_B_PROVIDER=Ceph RCLONE_CONFIG_B_ENDPOINT=%s "
   .. "RCLONE_CONFIG_B_ACCESS_KEY_ID=%s RCLONE_CONFIG_B_SECRET_ACCESS_KEY=%s "
   .. "rclone --multi-thread-streams 0 "
@@ -132,24 +144,24 @@ local function rclone(op, conc, size, objs)
   for i = 0, objs - 1 do f:write("f", i, "\n") end
   f:close()
   local dst = ("b:%s/peer-rclone-%d"):format(BUCKET, size)
-  local t0 = core.now()
+  local t0, cpu_s = core.now()
   if op == "put" then
-    sh(RC .. ("--s3-upload-cutoff 5G --transfers %d --files-from %s "
+    cpu_s = sh_cpu(RC .. ("--s3-upload-cutoff 5G --transfers %d --files-from %s "
               .. "copy -L %s %s"):format(conc, list, src.dir, dst))
   elseif op == "mpu" then
-    sh(RC .. ("--s3-upload-cutoff 0 --s3-chunk-size %dM "
+    cpu_s = sh_cpu(RC .. ("--s3-upload-cutoff 0 --s3-chunk-size %dM "
               .. "--s3-upload-concurrency %d --transfers 1 --files-from %s "
               .. "copy -L %s %s-mpu"):format(PART // MiB, conc, list,
                                               src.dir, dst))
   else
-    sh(RC .. ("--transfers %d --files-from %s copy %s %s/get")
+    cpu_s = sh_cpu(RC .. ("--transfers %d --files-from %s copy %s %s/get")
        :format(conc, list, dst, work))
-    sh("rm -rf " .. work .. "/get")
   end
-  return core.now() - t0
+  local dt = core.now() - t0
+  if op == "get" then sh("rm -rf " .. work .. "/get") end
+  return dt, cpu_s
 end
 
-local cpu = {}
 local function strata_run(op, conc, size, objs, verify)
   local t0 = core.now()
   local r = cl:run{ op = op == "mpu" and "multipart" or op, bucket = BUCKET,
@@ -160,8 +172,7 @@ local function strata_run(op, conc, size, objs, verify)
   local dt = core.now() - t0
   assert(r.errors == 0, "strata: " .. tostring(r.first_error))
   assert(r.verify_failures == 0, "strata: GET bytes differ from the PUT's")
-  if not verify then cpu[#cpu + 1] = r.cpu_s_per_gib end
-  return dt
+  return dt, r.cpu_s
 end
 local function strata(op, conc, size, objs)
   return strata_run(op, conc, size, objs, false)
@@ -191,27 +202,36 @@ for _, pt in ipairs(POINTS) do
     local tools = { "strata", "curl", "rclone" }
     if op == "get" then tools[#tools + 1] = "strata+v" end
     if op == "mpu" then tools = { "strata", "rclone" } end
-    local got = {}
+    local got, cpu = {}, {}
     for round = 1, ROUNDS do
       -- rotate the order: no tool always follows the same one (the
       -- server's background work after a tool's writes falls on the next)
       for k = 0, #tools - 1 do
         local name = tools[(round + k - 1) % #tools + 1]
-        local dt = FN[name](op, conc, size, objs)
+        local dt, cpu_s = FN[name](op, conc, size, objs)
+        local gib = objs * size / (1024 * MiB)
         got[name] = got[name] or {}
+        cpu[name] = cpu[name] or {}
         table.insert(got[name], objs * size / MiB / dt)
-        io.stderr:write(("  %s:%d round %d %s %.0f MiB/s\n"):format(op, conc,
-                        round, name, objs * size / MiB / dt))
+        table.insert(cpu[name], cpu_s / gib)
+        io.stderr:write(("  %s:%d round %d %s %.0f MiB/s, %.3f CPU-s/GiB, "
+                         .. "load %s\n"):format(op, conc, round, name,
+                        objs * size / MiB / dt, cpu_s / gib,
+                        out("cut -d' ' -f1 /proc/loadavg")))
       end
     end
-    local med, row = {}, { op = op, conc = conc, size = size, cells = {} }
+    local med, row = {}, { op = op, conc = conc, size = size, cells = {},
+                           cpu = {} }
     for _, name in ipairs(NAMES) do
       if got[name] then
         local m, lo, hi = median(got[name])
         med[name] = m
         row.cells[name] = ("%5.0f (%4.0f-%4.0f)"):format(m, lo, hi)
+        m, lo, hi = median(cpu[name])
+        row.cpu[name] = ("%.3f (%.3f-%.3f)"):format(m, lo, hi)
       else
         row.cells[name] = "-"
+        row.cpu[name] = "-"
       end
     end
     local peer = math.max(med.curl or 0, med.rclone or 0)
@@ -240,9 +260,15 @@ for _, r in ipairs(rows) do
     r.size // MiB, r.cells.strata, r.cells.curl, r.cells.rclone, r.ratio,
     r.cells["strata+v"], r.vcost and ("%.3f"):format(r.vcost) or "-"))
 end
-local m, lo, hi = median(cpu)
-print(("strata CPU per GiB moved: median %.3f s (min %.3f, max %.3f)")
-      :format(m, lo, hi))
+print("\nCPU seconds (user + sys, every process of the tool) per GiB moved: "
+      .. "median (min-max) of the rounds; the load-robust figure")
+print("| op | streams | object | strata | curl | rclone | strata+v |")
+print("|---|---|---|---|---|---|---|")
+for _, r in ipairs(rows) do
+  print(("| %s | %d | %d MiB | %s | %s | %s | %s |"):format(
+    r.op == "mpu" and "PUT multipart 64 MiB parts" or r.op:upper(), r.conc,
+    r.size // MiB, r.cpu.strata, r.cpu.curl, r.cpu.rclone, r.cpu["strata+v"]))
+end
 for _, pt in ipairs(POINTS) do
   local size, objs = pt[3], pt[4]
   for i = 0, objs - 1 do

@@ -7,7 +7,9 @@
 local verbs = require "strata.verbs"
 local core = require "strata.core"
 local ROUNDS = tonumber(arg[1]) or 3
-local ONLY = arg[2]          -- "bw" or "lat": one half only
+local ONLY = arg[2]          -- "bw" or "lat": one half only; "lat:send"
+                             -- (lat:write, lat:read): that op's latency;
+                             -- "bw:8388608x8": that size x QPs alone
 local IP = os.getenv("STRATA_RXE_IP") or "10.77.0.1"
 local KiB, MiB = 1024, 1048576
 
@@ -81,8 +83,11 @@ for _, size in ipairs{ 64 * KiB, MiB, 8 * MiB } do
     end
   end
 end
-for _, p in ipairs(ONLY == "lat" and {} or points) do
+for _, p in ipairs((ONLY or "bw"):find("^lat") and {} or points) do
   local size, qps, n = p[1], p[2], p[3]
+  if ONLY and ONLY:find("^bw:") and ONLY ~= ("bw:%dx%d"):format(size, qps) then
+    goto next
+  end
   local ref, mine = {}, {}
   local depth, cqmod
   for _ = 1, ROUNDS do
@@ -101,6 +106,7 @@ for _, p in ipairs(ONLY == "lat" and {} or points) do
   end
   row(("WRITE bw %s x %d QP"):format(size >= MiB and (size // MiB) .. " MiB"
       or (size // KiB) .. " KiB", qps), ref, mine, "Gbit/s", "higher")
+  ::next::
 end
 
 -- latency (median = perftest's t_typical): WRITE, READ and SEND with
@@ -108,8 +114,9 @@ end
 -- know: "Max inline data : 0[B]") and its iterations
 local LAT = { { "write", 2 }, { "write", 4 * KiB }, { "read", 2 },
               { "send", 2 } }
-for _, p in ipairs(ONLY == "bw" and {} or LAT) do
+for _, p in ipairs((ONLY or "lat"):find("^bw") and {} or LAT) do
   local op, size = p[1], p[2]
+  if ONLY and ONLY:find("^lat:") and ONLY ~= "lat:" .. op then goto next end
   local ref, mine = {}, {}
   for _ = 1, ROUNDS do
     local out = perftest("ib_" .. op .. "_lat", ("-s %d -n 500"):format(size),
@@ -125,6 +132,7 @@ for _, p in ipairs(ONLY == "bw" and {} or LAT) do
   end
   row(("%s lat %s median"):format(op:upper(), size == 2 and "2 B" or "4 KiB"),
       ref, mine, "us", "lower")
+  ::next::
 end
 
 local function first_line(path)

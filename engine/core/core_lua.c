@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -27,6 +29,7 @@ struct iso_call {
   int fn;      /* stack index of the function to run in the child */
   int tick;    /* stack index of the tick function, or 0 */
   struct isolate_limits lim;
+  int arg;     /* stack index of fn's one argument, or 0: none */
 };
 
 static int write_all(int fd, const char *p, size_t n)
@@ -58,19 +61,87 @@ static struct {
   int by_system;    /* refused by malloc (a process limit), not the cap */
 } heap;
 
+/*
+ * New blocks of a cell's child come first from a region of fresh pages,
+ * handed out in order and never reused: malloc would take them from its
+ * free lists, spread over the heap the child shares with the process it
+ * was forked from, and each first write to one of those pages copies it
+ * (perf: ~40 of a trivial cell's page faults were malloc's).  Blocks the
+ * child inherited stay malloc's.  Bounded: when the region is used up,
+ * malloc again.  Not under ASan (it would not see these blocks).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define CORE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CORE_ASAN 1
+#endif
+#endif
+#define FRESH_BYTES (4u << 20)
+static struct {
+  char *base, *next, *end;
+} fresh;
+
+static void fresh_start(void)
+{
+#ifndef CORE_ASAN
+  void *p = mmap(NULL, FRESH_BYTES, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if(p == MAP_FAILED)
+    return;   /* (a tight RLIMIT_DATA): malloc only */
+  fresh.base = fresh.next = p;
+  fresh.end = fresh.base + FRESH_BYTES;
+#endif
+}
+
+static int is_fresh(const void *p)
+{
+  return (const char *)p >= fresh.base && (const char *)p < fresh.end;
+}
+
+static void *fresh_alloc(size_t n)
+{
+  size_t a = (n + 15) & ~(size_t)15;
+  void *p;
+  if(!fresh.base || (size_t)(fresh.end - fresh.next) < a)
+    return NULL;
+  p = fresh.next;
+  fresh.next += a;
+  return p;
+}
+
+static void *child_realloc(void *ptr, size_t old, size_t nsize)
+{
+  void *p;
+  if(ptr && !is_fresh(ptr))
+    return heap.f(heap.ud, ptr, old, nsize);
+  if(ptr && nsize <= old)
+    return ptr;   /* shrinking in place */
+  p = fresh_alloc(nsize);
+  if(!p)
+    p = heap.f(heap.ud, NULL, 0, nsize);
+  if(p && ptr)
+    memcpy(p, ptr, old);
+  return p;
+}
+
 static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   size_t old = ptr ? osize : 0;
   void *p;
   (void)ud;
-  if(nsize == 0)
-    return heap.f(heap.ud, ptr, osize, 0), heap.used -= old, NULL;
+  if(nsize == 0) {
+    if(ptr && !is_fresh(ptr))
+      heap.f(heap.ud, ptr, osize, 0);
+    heap.used -= old;
+    return NULL;
+  }
   if(heap.cap && nsize > old && heap.used - old + nsize > heap.cap) {
     heap.refused = nsize;
     heap.by_system = 0;
     return NULL;
   }
-  p = heap.f(heap.ud, ptr, osize, nsize);
+  p = child_realloc(ptr, old, nsize);
   if(!p) {
     heap.refused = nsize;
     heap.by_system = 1;
@@ -109,11 +180,14 @@ static int iso_child(int fd, void *arg)
   if(heap.cap && heap.cap < heap.used + (16u << 20))
     heap.cap = heap.used + (16u << 20);  /* room to report, at least */
   heap.refused = 0;
+  fresh_start();
   lua_setallocf(L, capped_alloc, NULL);
 
   lua_pushcfunction(L, strata_traceback);
   lua_pushvalue(L, c->fn);
-  rc = lua_pcall(L, 0, 1, -2);
+  if(c->arg)
+    lua_pushvalue(L, c->arg);
+  rc = lua_pcall(L, c->arg ? 1 : 0, 1, c->arg ? -3 : -2);
   if(heap.refused || rc == LUA_ERRMEM) {
     /* no allocation from here: the message is formatted on the stack */
     char m[200];
@@ -224,6 +298,53 @@ static void push_limit(lua_State *L, const struct isolate_result *r,
   }
 }
 
+/* An isolate_result -> core.isolate's return values (see below). */
+static int push_result(lua_State *L, struct isolate_result *r,
+                       const struct isolate_limits *lim)
+{
+  switch(r->status) {
+  case ISOLATE_OK:
+    if(r->len && r->payload[0] == 'R') {
+      lua_pushliteral(L, "ok");
+      lua_pushlstring(L, r->payload + 1, r->len - 1);
+    }
+    else {
+      lua_pushliteral(L, "error");
+      if(r->len)
+        lua_pushlstring(L, r->payload + 1, r->len - 1);
+      else
+        lua_pushliteral(L, "child exited without an answer");
+    }
+    break;
+  case ISOLATE_CRASHED:
+    lua_pushliteral(L, "crashed");
+    if(r->lost)
+      lua_pushliteral(L, "its fork server died while it ran: how it ended "
+                      "is not known");
+    else if(r->term_signal)
+      lua_pushfstring(L, "killed by signal %d (%s)", r->term_signal,
+                      strsignal(r->term_signal));
+    else
+      lua_pushfstring(L, "exited with code %d", r->exit_code);
+    break;
+  case ISOLATE_LIMIT:
+    lua_pushliteral(L, "error");
+    push_limit(L, r, lim);
+    lua_pushstring(L, isolate_strlimit(r->limit));
+    free(r->payload);
+    return 3;
+  case ISOLATE_SYSERR:
+    free(r->payload);
+    return luaL_error(L, "core.isolate: %s", strerror(errno));
+  default:
+    lua_pushstring(L, isolate_strstatus(r->status));
+    lua_pushnil(L);
+    break;
+  }
+  free(r->payload);
+  return 2;
+}
+
 /*
  * core.isolate(fn, {timeout = s, tick = fn(elapsed), tick_ms = n,
  *                   limits = {memory =, cpu =, files =, output =}})
@@ -237,7 +358,7 @@ static int l_isolate(lua_State *L)
 {
   static const char *const keys[] = { "timeout", "tick", "tick_ms",
                                       "limits", NULL };
-  struct iso_call c = { L, 1, 0, { 0 } };
+  struct iso_call c = { L, 1, 0, { 0 }, 0 };
   struct isolate_result r;
   double timeout;
   int tick_ms;
@@ -252,45 +373,167 @@ static int l_isolate(lua_State *L)
     c.tick = lua_gettop(L);
   isolate_run(iso_child, &c, timeout, &c.lim, c.tick ? iso_tick : NULL, &c,
               tick_ms, &r);
-  switch(r.status) {
-  case ISOLATE_OK:
-    if(r.len && r.payload[0] == 'R') {
-      lua_pushliteral(L, "ok");
-      lua_pushlstring(L, r.payload + 1, r.len - 1);
-    }
-    else {
-      lua_pushliteral(L, "error");
-      if(r.len)
-        lua_pushlstring(L, r.payload + 1, r.len - 1);
-      else
-        lua_pushliteral(L, "child exited without an answer");
-    }
-    break;
-  case ISOLATE_CRASHED:
-    lua_pushliteral(L, "crashed");
-    if(r.term_signal)
-      lua_pushfstring(L, "killed by signal %d (%s)", r.term_signal,
-                      strsignal(r.term_signal));
-    else
-      lua_pushfstring(L, "exited with code %d", r.exit_code);
-    break;
-  case ISOLATE_LIMIT:
-    lua_pushliteral(L, "error");
-    push_limit(L, &r, &c.lim);
-    lua_pushstring(L, isolate_strlimit(r.limit));
-    free(r.payload);
-    return 3;
-  case ISOLATE_SYSERR:
-    free(r.payload);
-    return luaL_error(L, "core.isolate: %s", strerror(errno));
-  default:
-    lua_pushstring(L, isolate_strstatus(r.status));
-    lua_pushnil(L);
-    break;
-  }
-  free(r.payload);
-  return 2;
+  return push_result(L, &r, &c.lim);
 }
+
+/*
+ * core.fork_server(prepare, cell) -> server: a fork server (isolate.h)
+ * forked now.  server:run(req, opts) runs prepare(req) in the server (what
+ * it keeps there, later cells see), then cell(req) in a child the server
+ * forks, under opts as core.isolate's, and returns what core.isolate
+ * returns.  When the server is gone, cell(req) runs in a child forked
+ * from this process instead: the caller's own state must make cell(req)
+ * answer the same.  server:close() lets the server go.
+ */
+#define FORK_SERVER_MT "strata.core.fork_server"
+
+struct fork_server {
+  struct isolate_server *s;
+  pid_t owner;          /* the process that started it */
+  int prepare_ref, cell_ref;
+  /* in the server: */
+  lua_State *L;
+  int base;             /* its Lua stack below what each request pushes */
+  int trimmed;
+  int collected_kib;    /* its Lua heap after its last full collection */
+  int prepare_failed;   /* prepare(req) raised: its message at base + 3 */
+  struct iso_call call; /* what the child runs: cell(req) */
+};
+
+static void fs_prepare(const char *req, size_t len,
+                       const struct isolate_limits *lim, void *arg)
+{
+  struct fork_server *f = arg;
+  lua_State *L = f->L;
+  /* A cell's child writes to every page its Lua collector walks, and
+   * each such write copies that page (copy on write).  A full collection
+   * here leaves the collector paused, with the next cycle due only after
+   * the heap has grown by as much again; collecting again well before
+   * that (a quarter of the way), every child starts in that pause, and a
+   * cell that allocates little never walks the heap it inherited.  The
+   * first one also drops what the server inherited and does not need. */
+  {
+    int kib = lua_gc(L, LUA_GCCOUNT, 0);
+    if(!f->trimmed || kib > f->collected_kib + f->collected_kib / 4 + 64) {
+      lua_gc(L, LUA_GCCOLLECT, 0);
+      if(!f->trimmed)
+        malloc_trim(0);
+      f->trimmed = 1;
+      f->collected_kib = lua_gc(L, LUA_GCCOUNT, 0);
+    }
+  }
+  lua_settop(L, f->base);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
+  lua_pushlstring(L, req, len);
+  f->call = (struct iso_call){ L, f->base + 1, 0, *lim, f->base + 2 };
+  lua_rawgeti(L, LUA_REGISTRYINDEX, f->prepare_ref);
+  lua_pushvalue(L, f->base + 2);
+  f->prepare_failed = lua_pcall(L, 1, 0, 0) != LUA_OK;
+}
+
+static int fs_child(int fd, void *arg)
+{
+  struct fork_server *f = arg;
+  if(f->prepare_failed) {
+    size_t n;
+    const char *m = luaL_tolstring(f->L, f->base + 3, &n);
+    return write_all(fd, "Efork server: ", 14) || write_all(fd, m, n) ? 3 : 0;
+  }
+  return iso_child(fd, &f->call);
+}
+
+static int l_fork_server(lua_State *L)
+{
+  struct fork_server *f;
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  f = lua_newuserdatauv(L, sizeof(*f), 0);
+  memset(f, 0, sizeof(*f));
+  f->owner = getpid();
+  f->L = L;
+  lua_pushvalue(L, 1);
+  f->prepare_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, 2);
+  f->cell_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  luaL_setmetatable(L, FORK_SERVER_MT);
+  f->base = lua_gettop(L);
+  /* the server runs in a copy of this call, from here until it exits */
+  f->s = isolate_server_start(fs_prepare, fs_child, f);
+  return 1;
+}
+
+static struct fork_server *check_fs(lua_State *L)
+{
+  return luaL_checkudata(L, 1, FORK_SERVER_MT);
+}
+
+static int fs_run(lua_State *L)
+{
+  static const char *const keys[] = { "timeout", "tick", "tick_ms",
+                                      "limits", NULL };
+  struct fork_server *f = check_fs(L);
+  struct iso_call c = { L, 0, 0, { 0 }, 2 };
+  struct isolate_result r;
+  size_t len;
+  const char *req = luaL_checklstring(L, 2, &len);
+  double timeout;
+  int tick_ms;
+
+  if(!lua_isnoneornil(L, 3))
+    strata_check_keys(L, 3, "fork_server:run", keys);
+  timeout = strata_opt_num(L, 3, "fork_server:run", "timeout", 0);
+  tick_ms = (int)strata_opt_int(L, 3, "fork_server:run", "tick_ms", 500);
+  read_limits(L, 3, &c.lim);
+  if(!lua_isnoneornil(L, 3) && lua_getfield(L, 3, "tick") == LUA_TFUNCTION)
+    c.tick = lua_gettop(L);
+  if(isolate_server_alive(f->s) &&
+     (isolate_server_run(f->s, req, len, timeout, &c.lim,
+                         c.tick ? iso_tick : NULL, &c, tick_ms, &r)
+      != ISOLATE_SYSERR || errno != ESRCH))
+    return push_result(L, &r, &c.lim);
+  /* no server (any more): the same cell, forked from here */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
+  c.fn = lua_gettop(L);
+  isolate_run(iso_child, &c, timeout, &c.lim, c.tick ? iso_tick : NULL, &c,
+              tick_ms, &r);
+  return push_result(L, &r, &c.lim);
+}
+
+static int fs_alive(lua_State *L)
+{
+  lua_pushboolean(L, isolate_server_alive(check_fs(L)->s));
+  return 1;
+}
+
+/* server:pid() -> the server's process id, or nil (tests kill it) */
+static int fs_pid(lua_State *L)
+{
+  struct fork_server *f = check_fs(L);
+  if(!f->s)
+    return 0;
+  lua_pushinteger(L, isolate_server_pid(f->s));
+  return 1;
+}
+
+static int fs_close(lua_State *L)
+{
+  struct fork_server *f = check_fs(L);
+  /* only where it was started: a cell's copy of this object is no owner */
+  if(f->s && f->owner == getpid())
+    isolate_server_stop(f->s);
+  f->s = NULL;
+  return 0;
+}
+
+static const luaL_Reg fork_server_meta[] = {
+  { "run", fs_run },
+  { "alive", fs_alive },
+  { "pid", fs_pid },
+  { "close", fs_close },
+  { "__gc", fs_close },
+  { "__close", fs_close },
+  { NULL, NULL }
+};
 
 static void on_signal(int sig)
 {
@@ -501,6 +744,7 @@ static int l_getpid(lua_State *L)
 
 static const luaL_Reg core_funcs[] = {
   { "isolate", l_isolate },
+  { "fork_server", l_fork_server },
   { "trap_signals", l_trap_signals },
   { "stopping", l_stopping },
   { "now", l_now },
@@ -522,6 +766,12 @@ static const luaL_Reg core_funcs[] = {
 
 int luaopen_strata_core(lua_State *L)
 {
+  if(luaL_newmetatable(L, FORK_SERVER_MT)) {
+    luaL_setfuncs(L, fork_server_meta, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
   luaL_newlib(L, core_funcs);
   return 1;
 }

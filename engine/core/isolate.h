@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum isolate_status {
   ISOLATE_OK,          /* child answered and exited 0 */
@@ -53,6 +54,7 @@ struct isolate_result {
   enum isolate_limit limit;  /* for ISOLATE_LIMIT */
   double cpu_s;        /* CPU time the child used (user + system) */
   long maxrss_kib;     /* its peak resident set */
+  int lost;            /* its fork server died with it: exit status unknown */
 };
 
 /* Called in the child: write the answer to fd; return the exit code.  An
@@ -75,6 +77,46 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
                                 const struct isolate_limits *lim,
                                 isolate_tick_fn tick, void *tick_arg,
                                 int tick_ms, struct isolate_result *r);
+
+/*
+ * A fork server: a process forked once, early (before the caller holds
+ * much memory), that forks each cell's child on request.  A fork copies
+ * the page tables of the process that forks, so forking cells from a
+ * small server instead of a runner that holds thousands of results keeps
+ * each fork cheap, and the runner's own pages are not write-protected
+ * (then copied on its next write) once per cell.
+ *
+ * The child is the server's, with everything isolate_run gives: its own
+ * process group, the limits, the answer pipe (made here, its write end
+ * passed with SCM_RIGHTS), a pidfd this process waits on, the deadline
+ * and the kill of the group.  The server reaps a child only when asked,
+ * after this process has killed what it must, so a pid is never reused
+ * under a kill.  The server ignores SIGINT/SIGTERM (this process ends the
+ * cells) and dies with this process (PR_SET_PDEATHSIG).
+ *
+ * prepare(req, len, lim, arg) runs in the server before each fork: what
+ * it keeps there, later cells see.  child(fd, arg) runs in the child.
+ * NULL when the server cannot be had (no pidfd: kernel < 5.3; fork).
+ */
+struct isolate_server;
+typedef void (*isolate_prepare_fn)(const char *req, size_t len,
+                                   const struct isolate_limits *lim,
+                                   void *arg);
+struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
+                                            isolate_child_fn child,
+                                            void *arg);
+/* As isolate_run, the child forked by the server for req.  ISOLATE_SYSERR
+ * with errno ESRCH: the server is gone and nothing ran (fork here). */
+enum isolate_status isolate_server_run(struct isolate_server *s,
+                                       const char *req, size_t len,
+                                       double timeout_s,
+                                       const struct isolate_limits *lim,
+                                       isolate_tick_fn tick, void *tick_arg,
+                                       int tick_ms, struct isolate_result *r);
+int isolate_server_alive(const struct isolate_server *s);
+pid_t isolate_server_pid(const struct isolate_server *s);
+/* Let the server go (it exits) and reap it. */
+void isolate_server_stop(struct isolate_server *s);
 
 const char *isolate_strstatus(enum isolate_status s);
 const char *isolate_strlimit(enum isolate_limit l);

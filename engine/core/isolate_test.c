@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "isolate.h"
 #include "strata.h"
@@ -68,6 +69,103 @@ static int hog(int fd, void *arg)
   return 0;
 }
 
+/* The fork server's state: prepare() counts requests in the server; the
+ * child answers the count and the request, so a test sees that what
+ * prepare keeps survives from cell to cell (and never reaches here). */
+static int prepared;
+static char last_req[64];
+
+static void count(const char *req, size_t len,
+                  const struct isolate_limits *lim, void *arg)
+{
+  (void)lim;
+  (void)arg;
+  prepared++;
+  snprintf(last_req, sizeof(last_req), "%.*s", (int)len, req);
+}
+
+static int echo(int fd, void *arg)
+{
+  char b[128];
+  int n;
+  (void)arg;
+  if(!strcmp(last_req, "spin"))
+    return spin(fd, arg);
+  if(!strcmp(last_req, "segv")) {
+    signal(SIGSEGV, SIG_DFL);   /* (ASan's handler would exit instead) */
+    raise(SIGSEGV);
+  }
+  if(!strcmp(last_req, "chatty"))
+    return chatty(fd, arg);
+  if(!strcmp(last_req, "linger"))
+    return linger(fd, arg);
+  n = snprintf(b, sizeof(b), "R%d:%s:%d", prepared, last_req, (int)getpgid(0) == (int)getpid());
+  return write(fd, b, (size_t)n) == n ? 0 : 1;
+}
+
+static void server_tests(void)
+{
+  struct isolate_result r;
+  struct isolate_limits lim;
+  struct isolate_server *s = isolate_server_start(count, echo, NULL);
+  double best = 1e9;
+
+  CHECK(s != NULL);
+  CHECK(isolate_server_alive(s));
+  CHECK(isolate_server_run(s, "a", 1, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+  CHECK(r.payload && !strcmp(r.payload, "R1:a:1"));
+  free(r.payload);
+  CHECK(isolate_server_run(s, "bc", 2, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+  CHECK(r.payload && !strcmp(r.payload, "R2:bc:1"));  /* the server kept count */
+  free(r.payload);
+  CHECK(prepared == 0);   /* ... there, not here */
+
+  for(int i = 0; i < 20; i++) {
+    uint64_t t0 = strata_now_ns();
+    CHECK(isolate_server_run(s, "linger", 6, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+    free(r.payload);
+    double t = (double)(strata_now_ns() - t0) / 1e9;
+    if(t < best)
+      best = t;
+  }
+  printf("server linger: fastest of 20: %.2f ms\n", best * 1e3);
+  CHECK(best < 0.0095);
+
+  /* a hung cell: the deadline kills it, the server goes on */
+  CHECK(isolate_server_run(s, "spin", 4, 0.3, NULL, NULL, NULL, 0, &r) == ISOLATE_TIMEOUT);
+  free(r.payload);
+  /* a crashing cell */
+  CHECK(isolate_server_run(s, "segv", 4, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_CRASHED);
+  CHECK(r.term_signal == SIGSEGV && !r.lost);
+  free(r.payload);
+  /* limits travel with the request */
+  memset(&lim, 0, sizeof(lim));
+  lim.cpu_s = 1;
+  CHECK(isolate_server_run(s, "spin", 4, 20, &lim, NULL, NULL, 0, &r) == ISOLATE_LIMIT);
+  CHECK(r.limit == ISOLATE_LIMIT_CPU && r.cpu_s >= 0.5);
+  free(r.payload);
+  memset(&lim, 0, sizeof(lim));
+  lim.output_bytes = 1 << 20;
+  CHECK(isolate_server_run(s, "chatty", 6, 10, &lim, NULL, NULL, 0, &r) == ISOLATE_LIMIT);
+  CHECK(r.limit == ISOLATE_LIMIT_OUTPUT);
+  free(r.payload);
+  CHECK(isolate_server_run(s, "d", 1, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+  CHECK(r.payload && !strncmp(r.payload, "R", 1) && strstr(r.payload, ":d:1"));
+  free(r.payload);
+
+  /* the server killed: the next request says so and nothing runs */
+  CHECK(kill(isolate_server_pid(s), SIGKILL) == 0);
+  {
+    siginfo_t si;   /* dead (not reaped: isolate_server_stop does that) */
+    CHECK(waitid(P_PID, (id_t)isolate_server_pid(s), &si, WEXITED | WNOWAIT) == 0);
+  }
+  errno = 0;
+  CHECK(isolate_server_run(s, "e", 1, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_SYSERR);
+  CHECK(errno == ESRCH);
+  CHECK(!isolate_server_alive(s));
+  isolate_server_stop(s);
+}
+
 int main(void)
 {
   struct isolate_result r;
@@ -115,6 +213,8 @@ int main(void)
 
   CHECK(isolate_run(spin, NULL, 0.3, NULL, NULL, NULL, 0, &r) == ISOLATE_TIMEOUT);
   free(r.payload);
+
+  server_tests();
 
   return check_result("isolate_test");
 }

@@ -60,6 +60,13 @@ static double peak_gbps(struct peak *p)
   return best;
 }
 
+int verbs_default_cq_mod(uint64_t size, int qps)
+{
+  uint64_t per = size * (uint64_t)(qps < 1 ? 1 : qps);
+  uint64_t n = per ? 4194304 / per : 100;
+  return n < 1 ? 1 : n > 100 ? 100 : (int)n;
+}
+
 /* Local address of QP q's slot (recv = 0, send = 1). */
 static uint64_t laddr(const struct verbs_side *s, int q, int which)
 {

@@ -50,6 +50,7 @@ struct verbs_test {
   uint64_t max_buffer;    /* bytes per side before QPs share slots
                              (0 = VERBS_MAX_BUFFER) */
   int active;            /* SETUP role=active: the agent posts (incast) */
+  int qp_timeout;        /* ibv_qp_attr.timeout 1..31; 0 = VERBS_QP_TIMEOUT */
 };
 
 struct verbs_side {
@@ -62,6 +63,7 @@ struct verbs_side {
   uint64_t slot;         /* bytes per slot (size rounded up to 64) */
   int nslots;            /* slot pairs: QP q uses pair q % nslots */
   uint32_t max_inline;
+  int qp_timeout;        /* what side_connect gives its QPs (verbs_test) */
   uint8_t seed;          /* pattern seed of this side's send slots */
   /* the peer's buffer */
   uint64_t raddr;
@@ -89,9 +91,21 @@ enum verbs_code side_open(struct verbs_side *s, const struct verbs_test *t,
 /* Fill ep (common part) with this side's GID/MTU/buffer. */
 void side_endpoint(const struct verbs_side *s, struct verbs_endpoint *ep);
 /* Connect QP i to the peer's QP numbers/PSNs and remember its buffer. */
+/*
+ * The default CQ moderation (signal one send in n) for size-byte messages
+ * on qps QPs: perftest's 100, but a signaled completion at least every
+ * 4 MiB the QPs move together.  The QPs share the wire, so a QP's first
+ * signaled completion comes after about n x size x qps bytes: with n per
+ * QP alone (4 MiB / size) 4 QPs of 1 MiB WRITEs waited for 16 MiB, longer
+ * than the no-progress timeout on a slow wire (docs/verbs.md).
+ */
+int verbs_default_cq_mod(uint64_t size, int qps);
+
 enum verbs_code side_connect(struct verbs_side *s,
                              const struct verbs_endpoint *peer,
                              const uint32_t *qpn, const uint32_t *psn);
+/* QP 0's ACK timeout as the device holds it (ibv_query_qp), -1 if unknown. */
+int side_qp_timeout(const struct verbs_side *s);
 void side_close(struct verbs_side *s);
 
 /* Slot pairs for a test: min(qps, max_buffer / (2 * slot)), at least 1. */

@@ -11,11 +11,12 @@
 #include "incast.h"
 
 int verbs_l_incast(lua_State *L);
+int verbs_opt_qp_timeout(lua_State *L, const char *fn);   /* verbs_lua.c */
 
 static const char *const incast_keys[] = {
   "senders", "receiver", "op", "size", "qps", "iters", "duration",
   "tx_depth", "cq_mod", "validate", "timeout", "deadline", "device", "port",
-  "gid_index", "max_buffer", NULL
+  "gid_index", "max_buffer", "qp_timeout", NULL
 };
 static const char *const peer_keys[] = {
   "name", "host", "port", "token", "device", "ib_port", "gid_index",
@@ -77,9 +78,8 @@ static void get_opts(lua_State *L, struct incast_opts *o)
                fn, VERBS_MAX_QPS, v);
   t->qps = (int)v;
   t->tx_depth = (int)strata_opt_int(L, 1, fn, "tx_depth", 128);
-  v = (lua_Integer)(4194304 / t->size);
   t->cq_mod = (int)strata_opt_int(L, 1, fn, "cq_mod",
-                                  v < 1 ? 1 : v > 100 ? 100 : v);
+                                  verbs_default_cq_mod(t->size, t->qps));
   if(t->tx_depth < 1 || t->tx_depth > 16384 || t->cq_mod < 1)
     luaL_error(L, "%s: tx_depth 1..16384, cq_mod >= 1", fn);
   v = strata_opt_int(L, 1, fn, "iters", 0);
@@ -93,6 +93,7 @@ static void get_opts(lua_State *L, struct incast_opts *o)
   t->timeout_s = strata_opt_num(L, 1, fn, "timeout", 10);
   if(t->timeout_s <= 0)
     luaL_error(L, "%s: timeout must be > 0", fn);
+  t->qp_timeout = verbs_opt_qp_timeout(L, fn);
   v = strata_opt_int(L, 1, fn, "max_buffer", 0);
   if(v < 0)
     luaL_error(L, "%s: max_buffer must be >= 0", fn);

@@ -85,7 +85,7 @@ static enum verbs_code lat_pingpong(struct verbs_side *s,
   uint64_t la = (uint64_t)(uintptr_t)(base + s->slot);
   uint64_t timeout_ns = (uint64_t)(t->timeout_s * 1e9);
   uint32_t len = (uint32_t)t->size;
-  int inl = len <= s->max_inline, outstanding = 0;
+  int inl = len <= s->max_inline, outstanding = 0, repost = 0;
   /* as perftest: every WRITE signaled (run_iter_lat_write), a SEND one
    * in cq_mod (run_iter_lat_send); the send queue holds cq_mod + 1 */
   int sig_every = t->op == VERBS_OP_SEND ? t->cq_mod : 1;
@@ -106,9 +106,7 @@ static enum verbs_code lat_pingpong(struct verbs_side *s,
       else {
         int n = verbs_poll(s->rcq, &wc, 1, timeout_ns);
         rc = n < 0 ? (enum verbs_code)-n : verbs_wc_check(&wc, "RECV");
-        if(!rc)
-          rc = verbs_post_recv(s->qp[0], 0, (uint64_t)(uintptr_t)base, len,
-                               s->buf.mr->lkey);
+        repost = !rc;
       }
       if(rc)
         return rc;
@@ -132,6 +130,16 @@ static enum verbs_code lat_pingpong(struct verbs_side *s,
       rc = verbs_post_send(s->qp[0], i, la, len, s->buf.mr->lkey, sig, inl);
     if(rc)
       return rc;
+    /* the receive just used goes back after the answer is on its way:
+     * off the round trip (the queue holds rx_depth; the peer's next SEND
+     * comes a round trip later) */
+    if(repost) {
+      rc = verbs_post_recv(s->qp[0], 0, (uint64_t)(uintptr_t)base, len,
+                           s->buf.mr->lkey);
+      if(rc)
+        return rc;
+      repost = 0;
+    }
     if(sig)
       outstanding++;
     rc = reap_sends(s, &outstanding, 1, timeout_ns);

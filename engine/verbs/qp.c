@@ -99,6 +99,16 @@ enum verbs_code verbs_qp_connect(struct ibv_qp *qp, const struct verbs_dev *d,
                                  uint32_t local_psn,
                                  const struct verbs_endpoint *remote)
 {
+  return verbs_qp_connect_timeout(qp, d, local_psn, remote,
+                                  VERBS_QP_TIMEOUT);
+}
+
+enum verbs_code verbs_qp_connect_timeout(struct ibv_qp *qp,
+                                         const struct verbs_dev *d,
+                                         uint32_t local_psn,
+                                         const struct verbs_endpoint *remote,
+                                         int timeout)
+{
   struct ibv_qp_attr a;
   int rd = d->attr.max_qp_rd_atom;
   int rc;
@@ -144,7 +154,8 @@ enum verbs_code verbs_qp_connect(struct ibv_qp *qp, const struct verbs_dev *d,
 
   memset(&a, 0, sizeof(a));
   a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
+  a.timeout = (uint8_t)(timeout < 1 || timeout > 31 ? VERBS_QP_TIMEOUT
+                                                     : timeout);
   a.retry_cnt = 7;
   a.rnr_retry = 7;
   a.sq_psn = local_psn & 0xffffff;

@@ -42,6 +42,51 @@ static enum verbs_code local_loop(struct verbs_side *a,
   return bw_loop(a, t, 1, t->bidir && t->op == VERBS_OP_SEND, &never, o);
 }
 
+/*
+ * ACK timeouts the port counted between c0 and c1: rxe's
+ * completer_retry_err, mlx5's local_ack_timeout_err (docs/provenance.md).
+ * A failed run with retransmissions on a software wire is most often a
+ * requester whose ACK timeout is shorter than its packets in flight take
+ * to cross the wire: it resends its whole window (go-back-N) over and
+ * over, and rxe then also fails some completions (REM_INV_REQ_ERR,
+ * REM_OP_ERR) on the resent messages (docs/verbs.md, "ACK timeout").
+ */
+static uint64_t ack_timeouts(const struct verbs_counters *c0,
+                             const struct verbs_counters *c1)
+{
+  static const char *const names[] = { "completer_retry_err",
+                                       "local_ack_timeout_err" };
+  uint64_t sum = 0;
+  for(size_t i = 0; i < c1->n; i++)
+    for(size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+      if(!strcmp(c1->name[i], names[k]))
+        for(size_t j = 0; j < c0->n; j++)
+          if(!strcmp(c0->name[j], names[k]) && c1->value[i] > c0->value[j])
+            sum += c1->value[i] - c0->value[j];
+  return sum;
+}
+
+/* On failure: say how often the port's ACKs timed out meanwhile. */
+static enum verbs_code add_retry_hint(enum verbs_code rc,
+                                      const struct verbs_run_result *r)
+{
+  uint64_t n;
+  char mine[700];
+  if(!rc)
+    return rc;
+  n = ack_timeouts(&r->c0, &r->c1);
+  if(!n)
+    return rc;
+  snprintf(mine, sizeof(mine), "%s", verbs_errmsg());
+  return verbs_fail(rc, "%s; meanwhile %s port %d timed out waiting for "
+                    "an ACK %llu times (qp_timeout %d = %.3f s): a wire "
+                    "slower than the QPs' packets in flight needs a longer "
+                    "qp_timeout (site.rdma.qp_timeout)", mine, r->device,
+                    r->port, (unsigned long long)n, r->qp_timeout,
+                    r->qp_timeout >= 0 ? 4.096e-6 * (double)(1ull << r->qp_timeout)
+                                       : 0.0);
+}
+
 static void summarize(const struct verbs_test *t, struct verbs_run_result *r)
 {
   const struct verbs_outcome *a = &r->a;
@@ -153,6 +198,7 @@ static enum verbs_code run_loopback(const struct verbs_run_opts *o,
   rc = side_connect(&a, &eb, qb, b.psn);
   if(!rc)
     rc = side_connect(&b, &ea, qa, a.psn);
+  r->qp_timeout = side_qp_timeout(&a);
   if(!rc)
     rc = prepare(&a, t);
   if(!rc)
@@ -178,6 +224,7 @@ static enum verbs_code run_loopback(const struct verbs_run_opts *o,
   memset(&f.o, 0, sizeof(f.o));
   if(!rc && f.rc)
     rc = verbs_fail(f.rc, "far end: %s", f.err);
+  rc = add_retry_hint(rc, r);
   if(!rc) {
     check_data(t, &a, &b, r);
     summarize(t, r);
@@ -215,6 +262,7 @@ static enum verbs_code run_remote(const struct verbs_run_opts *o,
     goto out;
   fill_info(&a, r);
   rc = side_connect(&a, &ep, qpn, psn);
+  r->qp_timeout = side_qp_timeout(&a);
   if(!rc)
     rc = peer_connect(&p, &a);
   if(!rc)
@@ -226,6 +274,7 @@ static enum verbs_code run_remote(const struct verbs_run_opts *o,
   (void)verbs_counters_read(a.dev.name, a.dev.port, &r->c0);
   rc = local_loop(&a, t, &r->a);
   (void)verbs_counters_read(a.dev.name, a.dev.port, &r->c1);
+  rc = add_retry_hint(rc, r);
   if(rc) {
     char mine[512];
     snprintf(mine, sizeof(mine), "%s", verbs_errmsg());

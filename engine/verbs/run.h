@@ -27,6 +27,7 @@ struct verbs_run_result {
   char device[64];
   int port, gid_index, mtu_bytes;
   uint32_t max_inline;
+  int qp_timeout;           /* QP 0's, queried after connecting; -1 unknown */
   char peer[300];           /* host:port, "" for loopback */
   char peer_agent[128];
   char peer_device[64];

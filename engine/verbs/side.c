@@ -40,6 +40,7 @@ enum verbs_code side_open(struct verbs_side *s, const struct verbs_test *t,
 
   memset(s, 0, sizeof(*s));
   s->seed = seed;
+  s->qp_timeout = t->qp_timeout;
   if(t->qps < 1 || t->qps > VERBS_MAX_QPS)
     return verbs_fail(VERBS_EINVAL, "qps %d out of range 1..%d", t->qps,
                       VERBS_MAX_QPS);
@@ -121,13 +122,23 @@ enum verbs_code side_connect(struct verbs_side *s,
     enum verbs_code rc;
     ep.qpn = qpn[i];
     ep.psn = psn[i];
-    rc = verbs_qp_connect(s->qp[i], &s->dev, s->psn[i], &ep);
+    rc = verbs_qp_connect_timeout(s->qp[i], &s->dev, s->psn[i], &ep,
+                                  s->qp_timeout);
     if(rc)
       return rc;
   }
   s->raddr = peer->addr;
   s->rkey = peer->rkey;
   return VERBS_OK;
+}
+
+int side_qp_timeout(const struct verbs_side *s)
+{
+  struct ibv_qp_attr a;
+  struct ibv_qp_init_attr ia;
+  if(!s->nqp || ibv_query_qp(s->qp[0], &a, IBV_QP_TIMEOUT, &ia))
+    return -1;
+  return a.timeout;
 }
 
 void side_close(struct verbs_side *s)

@@ -204,12 +204,26 @@ uint32_t verbs_random_psn(void);
 /*
  * Take qp RESET -> INIT -> RTR -> RTS towards remote: path MTU =
  * min(d->mtu, remote->mtu), GRH with d->gid_index and hop limit 64,
- * timeout 14, retry 7, RNR retry 7, min RNR timer 12, access local write
- * + remote write + remote read, max_rd_atomic from the device (<= 16).
+ * timeout VERBS_QP_TIMEOUT, retry 7, RNR retry 7, min RNR timer 12,
+ * access local write + remote write + remote read, max_rd_atomic from the
+ * device (<= 16).
  */
 enum verbs_code verbs_qp_connect(struct ibv_qp *qp, const struct verbs_dev *d,
                                  uint32_t local_psn,
                                  const struct verbs_endpoint *remote);
+/*
+ * The same with the local ACK timeout given: ibv_qp_attr.timeout, the
+ * exponent of 4.096 us x 2^timeout a requester waits for an ACK before it
+ * retransmits (1..31; anything else: VERBS_QP_TIMEOUT, perftest's
+ * DEF_QP_TIME, 67 ms; 0, wait for ever, is never asked).  A wire slower than the QPs' packets in flight
+ * (software RoCE between TCG guests) needs more: docs/verbs.md.
+ */
+#define VERBS_QP_TIMEOUT 14
+enum verbs_code verbs_qp_connect_timeout(struct ibv_qp *qp,
+                                         const struct verbs_dev *d,
+                                         uint32_t local_psn,
+                                         const struct verbs_endpoint *remote,
+                                         int timeout);
 
 /*
  * Post one work request on qp.  signaled: ask for a completion.  laddr /

@@ -31,12 +31,23 @@ static const char *const run_keys[] = {
   "op", "size", "qps", "tx_depth", "rx_depth", "cq_mod", "iters",
   "duration", "bidir", "validate", "inline", "timeout", "memory",
   "hugepages", "numa", "dmabuf", "max_buffer", "device", "port",
-  "gid_index", "peer", NULL
+  "gid_index", "peer", "qp_timeout", NULL
 };
 static const char *const peer_keys[] = {
   "host", "port", "token", "device", "ib_port", "gid_index", "timeout",
   NULL
 };
+
+/* Option qp_timeout of the table at 1 (verbs.bw, verbs.lat, verbs.incast):
+ * ibv_qp_attr.timeout, 4.096 us x 2^n before a retransmission. */
+int verbs_opt_qp_timeout(lua_State *L, const char *fn)
+{
+  lua_Integer v = strata_opt_int(L, 1, fn, "qp_timeout", VERBS_QP_TIMEOUT);
+  if(v < 1 || v > 31)
+    luaL_error(L, "%s: option 'qp_timeout' must be 1 .. 31 (an ACK timeout "
+               "of 4.096 us x 2^n), got %I", fn, v);
+  return (int)v;
+}
 
 /* Is the cuda family built with CUDA?  require("strata.cuda").built() */
 static int have_cuda(lua_State *L)
@@ -139,11 +150,8 @@ static void get_opts(lua_State *L, const char *fn, enum verbs_kind kind,
                                     kind == VERBS_KIND_LAT ? 2 : 128);
   t->rx_depth = (int)strata_opt_int(L, 1, fn, "rx_depth",
                                     t->op == VERBS_OP_SEND ? 512 : 0);
-  /* default: perftest's 100, but at least one completion per 4 MiB so
-   * that progress (and the no-progress timeout) stays visible */
-  v = (lua_Integer)(4194304 / t->size);
   t->cq_mod = (int)strata_opt_int(L, 1, fn, "cq_mod",
-                                  v < 1 ? 1 : v > 100 ? 100 : v);
+                                  verbs_default_cq_mod(t->size, t->qps));
   if(t->tx_depth < 1 || t->tx_depth > 16384 || t->rx_depth < 0 ||
      t->rx_depth > 16384 || t->cq_mod < 1)
     luaL_error(L, "%s: tx_depth 1..16384, rx_depth 0..16384, cq_mod >= 1",
@@ -162,6 +170,7 @@ static void get_opts(lua_State *L, const char *fn, enum verbs_kind kind,
   t->inline_size = (int)strata_opt_int(L, 1, fn, "inline",
                                        kind == VERBS_KIND_LAT ? 220 : 0);
   t->timeout_s = strata_opt_num(L, 1, fn, "timeout", 10);
+  t->qp_timeout = verbs_opt_qp_timeout(L, fn);
   t->hugepages = strata_opt_bool(L, 1, fn, "hugepages", 0);
   t->numa = (int)strata_opt_int(L, 1, fn, "numa", -1);
   if(t->timeout_s <= 0 || t->inline_size < 0)
@@ -211,6 +220,8 @@ static void push_common(lua_State *L, const struct verbs_run_opts *o,
   if(r->peer_device[0])
     strata_set_str(L, "peer_device", r->peer_device);
   strata_set_num(L, "duration_s", r->duration_s);
+  if(r->qp_timeout >= 0)
+    strata_set_int(L, "qp_timeout", r->qp_timeout);
   strata_set_num(L, "cpu_pct", r->cpu_pct);
   strata_set_num(L, "peer_cpu_pct", r->peer_cpu_pct);
   push_deltas(L, r);

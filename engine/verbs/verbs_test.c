@@ -63,6 +63,7 @@ static void test_test_roundtrip(void)
   t.timeout_s = 10;
   t.numa = -1;
   t.max_buffer = 1 << 26;
+  t.qp_timeout = 20;
   CHECK(ctl_fmt_test(buf, sizeof(buf), &t) == 0);
   snprintf(m.line, sizeof(m.line), "SETUP %s", buf);
   CHECK(ctl_parse(&m) == 0);
@@ -70,13 +71,34 @@ static void test_test_roundtrip(void)
   CHECK(u.op == t.op && u.size == t.size && u.qps == 32 &&
         u.tx_depth == 128 && u.rx_depth == 512 && u.iters == 5000 &&
         u.bidir && u.validate && u.numa == -1 && u.max_buffer == 1 << 26 &&
-        u.mem == VERBS_MEM_HOST && u.dmabuf_fd == -1);
+        u.mem == VERBS_MEM_HOST && u.dmabuf_fd == -1 && u.qp_timeout == 20);
+  /* an engine from before qptimeout: the agent's default (0 -> 14) */
+  snprintf(m.line, sizeof(m.line), "SETUP %s", buf);
+  *strstr(m.line, " qptimeout=") = '\0';
+  CHECK(ctl_parse(&m) == 0);
+  CHECK(ctl_parse_test(&m, &u, err, sizeof(err)) == 0 && u.qp_timeout == 0);
+  snprintf(m.line, sizeof(m.line), "SETUP %s", buf);
+  memcpy(strstr(m.line, "qptimeout=20") + 10, "32", 2);
+  CHECK(ctl_parse(&m) == 0);
+  CHECK(ctl_parse_test(&m, &u, err, sizeof(err)) == -1);
+  CHECK(strstr(err, "'qptimeout'") != NULL);
   /* a bad field is named */
   snprintf(m.line, sizeof(m.line), "SETUP %s", buf);
   memcpy(strstr(m.line, "qps=32") + 4, "00", 2);   /* qps=00 -> 0 */
   CHECK(ctl_parse(&m) == 0);
   CHECK(ctl_parse_test(&m, &u, err, sizeof(err)) == -1);
   CHECK(strstr(err, "'qps'") != NULL);
+}
+
+static void test_cq_mod(void)
+{
+  /* perftest's 100 at small sizes; a completion every 4 MiB of all QPs */
+  CHECK(verbs_default_cq_mod(4096, 1) == 100);
+  CHECK(verbs_default_cq_mod(65536, 1) == 64);
+  CHECK(verbs_default_cq_mod(65536, 4) == 16);
+  CHECK(verbs_default_cq_mod(1048576, 1) == 4);
+  CHECK(verbs_default_cq_mod(1048576, 4) == 1);
+  CHECK(verbs_default_cq_mod(8388608, 8) == 1);
 }
 
 static void test_helpers(void)
@@ -214,6 +236,7 @@ int main(void)
   test_parse();
   test_test_roundtrip();
   test_helpers();
+  test_cq_mod();
   test_serve();
   return check_result("verbs_test");
 }

@@ -13,7 +13,7 @@ function M.open(path)
   -- unbuffered, one write per record: a failed write (ENOSPC) is seen by
   -- the write that failed, not lost in a buffer's later flush
   f:setvbuf("no")
-  return setmetatable({ path = path, f = f, records = {}, lines = {} }, M)
+  return setmetatable({ path = path, f = f, lines = {} }, M)
 end
 
 -- The journal's disk may fill up (ENOSPC) or go away mid-run: say so once
@@ -28,7 +28,6 @@ end
 
 function M:write(rec)
   rec = redact.clean(rec)   -- secrets masked, text made valid UTF-8
-  self.records[#self.records + 1] = rec
   local ok, line = pcall(cjson.encode, rec)
   if not ok then
     error(("journal: cannot encode a %s record: %s"):format(rec.type, line), 0)
@@ -45,6 +44,8 @@ function M:close()
     self.f = nil
     if not ok then self:fail(err) end
   end
+  -- every line is in the file: the copies here are needed no more
+  if not self.failed then self.lines = {} end
 end
 
 -- JSON null (NaN metrics, holes in rows) reads back as nil, and whole

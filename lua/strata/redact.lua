@@ -17,6 +17,14 @@
 local M = {}
 
 local secrets, nsecrets = {}, 0
+-- Masking is a function of the text and the secrets registered: records
+-- repeat the same keys and values (10 000 results share a few hundred
+-- texts), so answers are remembered, forgotten when a secret is added
+-- and when the memory holds too many.  Short texts only: a long one is
+-- rarely seen twice.
+local MEMO_MAX, MEMO_LEN = 8192, 256
+local masked, nmasked = {}, 0
+local secret_keys, nkeys = {}, 0
 local SECRET_KEY = { "secret", "password", "passwd", "token", "credential",
                      "private", "session_key", "access_key", "bearer" }
 
@@ -31,18 +39,29 @@ function M.add(value)
   if #value < 6 or secrets[value] then return end
   secrets[value] = true
   nsecrets = nsecrets + 1
+  masked, nmasked = {}, 0
   local enc = pct(value)
   if enc ~= value then secrets[enc] = true end
 end
 
-local function is_secret_key(k)
-  if type(k) ~= "string" then return false end
+local function secret_key(k)
   local l = k:lower()
   if l:match("_env$") or l:match("_file$") then return false end
   for _, s in ipairs(SECRET_KEY) do
     if l:find(s, 1, true) then return true end
   end
   return false
+end
+
+local function is_secret_key(k)
+  if type(k) ~= "string" then return false end
+  local v = secret_keys[k]
+  if v == nil then
+    v = secret_key(k)
+    if nkeys >= MEMO_MAX then secret_keys, nkeys = {}, 0 end
+    secret_keys[k], nkeys = v, nkeys + 1
+  end
+  return v
 end
 M.is_secret_key = is_secret_key
 
@@ -131,7 +150,14 @@ end
 
 -- Text fit for any output: secrets masked, valid UTF-8.
 function M.mask(s)
-  return utf8_clean(mask(s))
+  local m = masked[s]
+  if m then return m end
+  m = utf8_clean(mask(s))
+  if #s <= MEMO_LEN then
+    if nmasked >= MEMO_MAX then masked, nmasked = {}, 0 end
+    masked[s], nmasked = m, nmasked + 1
+  end
+  return m
 end
 
 -- A copy of v with secrets masked (keys too: a metric's name is a key)
@@ -139,20 +165,28 @@ end
 -- cycle (the encoder then refuses it) instead of recursing for ever.
 function M.clean(v)
   local memo = {}
+  local mask_text = M.mask
+  -- (the memo tables are looked at first: this runs for every value of
+  -- every journal record and of the run model)
   local function clean(x)
-    if type(x) == "string" then return M.mask(x) end
+    if type(x) == "string" then return masked[x] or mask_text(x) end
     if type(x) ~= "table" then return x end
     if memo[x] then return memo[x] end
     local out = {}
     memo[x] = out
     for k, y in pairs(x) do
-      local ck = type(k) == "string" and M.mask(k) or k
-      if is_secret_key(k) and type(y) ~= "table" and type(y) ~= "number"
-         and type(y) ~= "boolean" then
-        out[ck] = "***"
-      else
-        out[ck] = clean(y)
+      local ty = type(y)
+      if type(k) == "string" then
+        local secret = secret_keys[k]
+        if secret == nil then secret = is_secret_key(k) end
+        k = masked[k] or mask_text(k)
+        if secret and ty ~= "table" and ty ~= "number" and ty ~= "boolean" then
+          y, ty = "***", "masked"
+        end
       end
+      if ty == "table" then out[k] = clean(y)
+      elseif ty == "string" then out[k] = masked[y] or mask_text(y)
+      else out[k] = y end
     end
     return setmetatable(out, getmetatable(x))
   end

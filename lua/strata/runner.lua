@@ -2,9 +2,10 @@
 -- every matrix cell in an isolated child process.  It journals each cell's
 -- raw outcome; strata.verdict turns outcomes into statuses.
 --
--- One child per cell (core.isolate): a primitive that hangs past the
--- cell's timeout, crashes or raises costs that cell only; every finished
--- cell is journaled before the next starts.
+-- One child per cell, forked by a fork server (core.fork_server; without
+-- one, core.isolate): a primitive that hangs past the cell's timeout,
+-- crashes or raises costs that cell only; every finished cell is
+-- journaled before the next starts.
 local core = require "strata.core"
 local cjson = require "cjson"
 local spec = require "strata.spec"
@@ -313,6 +314,35 @@ function M.run(order, opts)
   end
   local env = { site = opts.site, lookup = lookup, lookup_all = lookup_all }
   local limits = M.limits(opts.site)
+
+  -- Cells fork from a fork server started here, before results pile up
+  -- in this process (a fork copies the page tables of the process that
+  -- forks: docs/internals.md, "How a test runs").  The server keeps its
+  -- own copy of what a cell may look up (t.result, t.results: each
+  -- result's cell, metrics and status), sent with the next request.
+  local cells_of = {}
+  local function cells_at(i)
+    cells_of[i] = cells_of[i] or spec.cells(order[i])
+    return cells_of[i]
+  end
+  local unsent = {}       -- results the server has not been sent yet
+  local function prepare(req)   -- in the server, before each cell
+    local r = cjson.decode(req)
+    cells_at(r.test)
+    for _, x in ipairs(r.new) do
+      results[x.id] = results[x.id] or {}
+      table.insert(results[x.id], {
+        cell = x.gated and {} or cells_at(x.test)[x.ci],
+        metrics = x.metrics and require("strata.journal").denull(x.metrics),
+        status = x.status })
+    end
+  end
+  local function cell_answer(req)   -- in the cell's child
+    local r = cjson.decode(req)
+    return run_cell(order[r.test], cells_at(r.test)[r.ci], env)
+  end
+  local server = os.getenv("STRATA_FORK_SERVER") ~= "0"
+    and core.fork_server(prepare, cell_answer) or nil
   local interrupted = false
   local total = #order
   local run0, last_plain = core.now(), core.now()
@@ -334,6 +364,10 @@ function M.run(order, opts)
       r.status, r.reason = verdict.cell(r)
       results[t.id] = results[t.id] or {}
       table.insert(results[t.id], r)
+      unsent[#unsent + 1] = { id = t.id, test = i, ci = r.cell_index,
+                              gated = r.outcome.kind == "blocked"
+                                or r.outcome.kind == "gated_skip" or nil,
+                              metrics = r.metrics, status = r.status }
       opts.journal:write(r)
       return r
     end
@@ -362,10 +396,18 @@ function M.run(order, opts)
             core.now() - run0))
         end
       end
-      local st, payload, limit = core.isolate(function()
-        return run_cell(t, cell, env)
-      end, { timeout = t.timeout, tick = tick, tick_ms = 500,
-             limits = limits })
+      local iso = { timeout = t.timeout, tick = tick, tick_ms = 500,
+                    limits = limits }
+      local st, payload, limit
+      if server then
+        local req = cjson.encode { test = i, ci = ci, new = unsent }
+        unsent = {}
+        st, payload, limit = server:run(req, iso)
+      else
+        st, payload, limit = core.isolate(function()
+          return run_cell(t, cell, env)
+        end, iso)
+      end
       if opts.progress then io.stderr:write("\r\27[K") end
       local o, out = outcome_of(st, payload, t, limit)
       if o.traceback then
@@ -406,6 +448,7 @@ function M.run(order, opts)
     last_plain = core.now()
     if core.stopping() then interrupted = true end
   end
+  if server then server:close() end
   return results, interrupted
 end
 

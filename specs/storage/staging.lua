@@ -19,18 +19,29 @@ local core = require "strata.core"
 
 local MiB = 1024 * 1024
 
-local function staging(t)
-  local st = t.site.storage
-  local sg = type(st.staging) == "table" and st.staging or {}
-  return sg, lib.targets(t)[1]
-end
-
 local function size_of(v, def)
   if type(v) == "number" then return v end
   local n, u = tostring(v or def):match("^(%d+)([KMGkmg]?)")
   local sh = ({ k = 10, m = 20, g = 30 })[(u or ""):lower()] or 0
   return math.tointeger(tonumber(n) * (1 << sh))
 end
+
+-- The staging figures (site.storage.staging, else the defaults below),
+-- each through the site's scale: limits, which name every cut in the
+-- result (docs/specs.md, "Scaling a run down").
+local function staging(t, multipart)
+  local st = t.site.storage
+  local sg = type(st) == "table" and type(st.staging) == "table" and st.staging or {}
+  local sc = lib.targets(t)[1]
+  return {
+    size = t.scale.bytes(size_of(sg.object_size, "1G"), "object size"),
+    objects = t.scale.count(sg.objects or 8, "objects"),
+    concurrency = t.scale.streams(sg.concurrency or 8, "concurrency"),
+    part_size = multipart
+      and t.scale.bytes(size_of(sg.part_size, "128M"), "part size") or nil,
+  }, sc
+end
+
 
 test {
   id = "S5", layer = "storage", title = "Model staging: S3 -> NVMe -> host",
@@ -46,11 +57,10 @@ test {
       core.skip("no S3 endpoint in the site file (s3)")
     end
     local sg, sc = staging(t)
-    local size = size_of(sg.object_size, "1G")
-    local n = sg.objects or 8
+    local size, n = sg.size, sg.objects
     local cl = s3site.client(t, t.site.s3)
     local g = cl:run { op = "get", bucket = t.site.s3.bucket, size = size,
-                       concurrency = sg.concurrency or 8, count = n,
+                       concurrency = sg.concurrency, count = n,
                        prepare = true, verify = true, warmup = 0,
                        prefix = "strata/S5/" }
     local total = g.bytes
@@ -62,7 +72,7 @@ test {
                                verify = true })
     local secs = g.elapsed_s + w.runtime_s + r.runtime_s
     t.table("Legs", { "leg", "bytes", "seconds", "MiB/s" }, {
-      { "S3 GET (concurrency " .. (sg.concurrency or 8) .. ")", g.bytes,
+      { "S3 GET (concurrency " .. sg.concurrency .. ")", g.bytes,
         g.elapsed_s, g.mibps },
       { "NVMe write 1M QD32", w.io_bytes, w.runtime_s, w.bw_mibps },
       { "NVMe read-back 1M QD32", r.io_bytes, r.runtime_s, r.bw_mibps },
@@ -88,7 +98,7 @@ test {
       core.skip("no CUDA GPU on this host")
     end
     local sg, sc = staging(t)
-    local size = size_of(sg.object_size, "1G")
+    local size = sg.size
     local r = lib.job(t, sc, { name = "S6", rw = "read", bs = "1M",
                                iodepth = 32, size = size, runtime = 0,
                                verify = true })
@@ -133,9 +143,8 @@ test {
     if type(t.site.s3) ~= "table" then
       core.skip("no S3 endpoint in the site file (s3)")
     end
-    local sg, sc = staging(t)
-    local size = size_of(sg.object_size, "1G")
-    local n = sg.objects or 8
+    local sg, sc = staging(t, true)
+    local size, n = sg.size, sg.objects
     local total = size * n
     local secs, rows, m = 0, {}, {}
     local ok, cuda = pcall(require, "strata.cuda")
@@ -173,12 +182,12 @@ test {
     local cl = s3site.client(t, t.site.s3)
     local p = cl:run { op = "multipart", bucket = t.site.s3.bucket,
                        size = size, count = n,
-                       part_size = size_of(sg.part_size, "128M"),
-                       concurrency = sg.concurrency or 8, warmup = 0,
+                       part_size = sg.part_size,
+                       concurrency = sg.concurrency, warmup = 0,
                        prefix = "strata/S7/" }
     secs = secs + p.elapsed_s
     rows[#rows + 1] = { "multipart PUT (concurrency "
-                        .. (sg.concurrency or 8) .. ")", p.bytes,
+                        .. sg.concurrency .. ")", p.bytes,
                         p.elapsed_s, p.mibps }
     rows[#rows + 1] = { "end to end (serial)", total, secs,
                         total / secs / MiB }

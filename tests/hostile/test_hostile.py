@@ -510,8 +510,10 @@ class Faults(Tmp):
                             st = f.read().rsplit(")", 1)[1].split()
                     except OSError:
                         continue
-                    if int(st[1]) == p.pid and int(st[3]) == p.pid:
-                        child = int(pid)  # ppid and session: the cell's child
+                    # its own process group in the run's session: the
+                    # cell's child (its parent is the fork server)
+                    if int(st[2]) == int(pid) and int(st[3]) == p.pid:
+                        child = int(pid)
             time.sleep(0.3)
             os.kill(child, signal.SIGTERM)   # the job's processes, in any order
             time.sleep(0.02)
@@ -529,6 +531,91 @@ class Faults(Tmp):
         self.assertEqual(res["Z1"][0]["status"], "STOPPED", res["Z1"][0])
         self.assertNotIn("crashed", res["Z1"][0]["reason"])
         self.assertTrue(recs[-1]["type"] == "end" and recs[-1]["interrupted"])
+
+    def test_fork_server_killed(self):
+        """Cells fork from a fork server (engine/core/isolate.c).  When it
+        dies (here: a cell kills it), the cell that was running is that
+        cell's ERROR, saying so; every later cell forks from the runner
+        and runs; every cell is journaled."""
+        spec = self.write("k.lua", """
+test { id = 'K1', layer = 'host', title = 'server killed',
+  matrix = { n = { 1, 2, 3, 4, 5 } },
+  run = function(t)
+    if t.cell.n == 2 then
+      local f = io.open('/proc/self/stat')
+      local ppid = f:read('a'):match('%) %S+ (%d+)')
+      f:close()
+      os.execute('kill -9 ' .. ppid)
+    end
+    return { v = t.cell.n }
+  end }
+test { id = 'K2', layer = 'host', title = 'after', needs = {},
+  run = function(t) return { w = t.result('K1', { n = 4 }).v } end }
+""")
+        p = strata("run", spec, "-o", self.path("k.xlsx"))
+        err = p.stderr.decode(errors="replace")
+        res = results(journal(self.path("k.jsonl")))
+        st = [r["status"] for r in sorted(res["K1"], key=lambda r: r["cell_index"])]
+        self.assertEqual(st, ["PASS", "ERROR", "PASS", "PASS", "PASS"], err)
+        self.assertIn("fork server died", res["K1"][1]["reason"])
+        self.assertEqual(res["K2"][0]["metrics"], {"w": 4})
+        self.assertEqual(p.returncode, 1, err)
+        self.assertTrue(os.path.exists(self.path("k.xlsx")), err)
+
+    def test_runner_killed(self):
+        """kill -9 of strata mid-cell: the fork server dies with it
+        (PR_SET_PDEATHSIG), the finished cell is in the journal."""
+        spec = self.write("r.lua", PLAIN + "test { id = 'Z1', layer = 'host', "
+                          "title = 'long', timeout = 60, run = function() "
+                          "require('strata.core').sleep(30) return {} end }\n")
+        p = subprocess.Popen([BIN, "run", spec, "-o", self.path("r.xlsx")],
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+
+        def procs():
+            """pid -> (state, ppid, session) of every process"""
+            out = {}
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open("/proc/%s/stat" % pid) as f:
+                        st = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                out[int(pid)] = (st[0], int(st[1]), int(st[3]))
+            return out
+
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                self.assertLess(time.monotonic(), deadline)
+                try:
+                    if "OK1" in results(journal(self.path("r.jsonl"))):
+                        break
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.05)
+            server = [pid for pid, st in procs().items() if st[1] == p.pid]
+            self.assertEqual(len(server), 1, server)   # the fork server
+            p.kill()
+            p.wait(timeout=10)
+            while True:   # gone, or a zombie nobody reaped yet
+                st = procs().get(server[0])
+                if st is None or st[0] == "Z":
+                    break
+                self.assertLess(time.monotonic(), deadline, "the server outlived strata")
+                time.sleep(0.05)
+        finally:
+            if p.poll() is None:
+                p.kill()
+            for pid, st in procs().items():   # Z1's cell, asleep
+                if st[2] == p.pid and st[0] != "Z":
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+        recs = results(journal(self.path("r.jsonl")))
+        self.assertEqual(recs["OK1"][0]["status"], "PASS")
 
     def test_clock_step_during_a_timed_phase(self):
         """The wall clock steps by an hour (NTP, an operator) while a cell

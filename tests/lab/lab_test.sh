@@ -53,7 +53,9 @@ check "... says which part and why" 'grep -q "cannot start guest.*did not boot i
 check "... and leaves nothing" '[ ! -e "$L" ] && ! pgrep -f "$L/" > /dev/null'
 /usr/bin/python3 -c 'import socket,time,sys; s=socket.socket(2,2); s.bind(("0.0.0.0",0)); print(s.getsockname()[1]); sys.stdout.flush(); time.sleep(60)' > "$W/port" &
 holder=$!
-sleep 0.5
+# wait for the holder to have bound and printed its port (python starts
+# slowly on a loaded host: an empty port meant a free one was chosen)
+n=0; while [ ! -s "$W/port" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 STRATA_LAB_WIRE_PORT=$(cat "$W/port") "$S" lab up > "$W/port.log" 2>&1; rc=$?
 kill $holder 2>/dev/null
 cat "$W/port.log"

@@ -5,9 +5,10 @@ local args = require "strata.args"
 local lab = require "strata.lab"
 
 local M = {
-  summary = "the local emulated cluster: lab up [--senders N] | status | down",
+  summary = "the local emulated cluster: lab up [--senders N] [--nvme N] [--layout L] | status | down",
   usage = [[
-usage: strata lab up [--senders N]   start it (again: harmless)
+usage: strata lab up [--senders N] [--nvme N] [--layout numa-local|one-array]
+                                     start it (again: harmless)
        strata lab status             is every part up? (exit 3: not up)
        strata lab down               stop it; no process, no files left
 
@@ -15,7 +16,10 @@ The lab: Soft-RoCE qemu guests (TCG) on one emulated Ethernet segment —
 guest a runs strata, guest b runs `strata serve` and the reference
 S3-over-RDMA server, N more guests (default 1) run `strata serve` as R7
 senders — and a one-node Ceph RGW with the mgr prometheus module on the
-host.  `lab up` writes its site file (printed).  Its folder is
+host.  Guest a has two emulated NUMA nodes and --nvme N emulated NVMe
+drives (default 4, 0: none), half per node, assembled into md RAID0 + XFS
+scratch: one array per node (numa-local, the default) or one of all
+(one-array).  `lab up` writes its site file (printed).  Its folder is
 $STRATA_LAB_DIR, default <build>/lab.  `strata run --lab` uses it.
 Exit: 0 done, 2 a part could not start (the message says which and why),
 3 status: not up.]],
@@ -34,7 +38,8 @@ function M.main(argv)
     return 2
   end
   local ok, o = pcall(args.parse, rest, verb == "up" and {
-    ["--senders"] = "senders" } or {})
+    ["--senders"] = "senders", ["--nvme"] = "nvme", ["--layout"] = "layout",
+  } or {})
   if not ok then
     io.stderr:write("strata lab: ", tostring(o), "\n")
     return 2
@@ -46,6 +51,21 @@ function M.main(argv)
       return 2
     end
     pass = { "--senders", o.senders }
+  end
+  if o.nvme then
+    if not tostring(o.nvme):match("^%d+$") or tonumber(o.nvme) > 16
+        or tonumber(o.nvme) % 2 == 1 then
+      io.stderr:write("strata lab: --nvme must be an even number 0..16 (half per NUMA node)\n")
+      return 2
+    end
+    pass[#pass + 1] = "--nvme"; pass[#pass + 1] = o.nvme
+  end
+  if o.layout then
+    if o.layout ~= "numa-local" and o.layout ~= "one-array" then
+      io.stderr:write("strata lab: --layout must be numa-local or one-array\n")
+      return 2
+    end
+    pass[#pass + 1] = "--layout"; pass[#pass + 1] = o.layout
   end
   return lab.sh(verb, pass)
 end

@@ -358,7 +358,9 @@ function M.job(t, sc, job)
   job.filename = sc.path .. "/strata-" .. (job.name or t.id) .. ".dat"
   job.name = nil
   job.size = job.size or st.size or "1G"
-  job.runtime = job.runtime or st.runtime or 10
+  -- the timed window goes through the site's scale: (max_duration_s),
+  -- which names the cut in the result (docs/specs.md)
+  job.runtime = job.runtime or t.scale.seconds(st.runtime or 10, "runtime (s)")
   -- runtime 0 (S5-S7): one pass over size, not time-based
   job.time_based = job.runtime > 0
   if job.runtime == 0 then job.runtime = nil end

@@ -22,7 +22,8 @@ function M.local_opts(site)
   local r = rdma(site)
   local gid = r.gid_index
   if gid == "auto" then gid = nil end
-  return { device = r.device, port = r.port, gid_index = gid }
+  return { device = r.device, port = r.port, gid_index = gid,
+           qp_timeout = r.qp_timeout }
 end
 
 -- The peer table for verbs.bw{peer=...}, or nil for loopback.  Raises

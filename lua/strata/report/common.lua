@@ -16,8 +16,9 @@ M.STATUS_COLORS = {
 }
 
 -- A finite number (NaN and the infinities are not).
+local huge = math.huge
 function M.finite(v)
-  return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge
+  return type(v) == "number" and v == v and v ~= huge and v ~= -huge
 end
 
 -- Short text for a value: integral floats without ".0", others to 6

@@ -101,20 +101,25 @@ local function clean(v)
   return v
 end
 
+local abs, floor, log, ulen = math.abs, math.floor, math.log, utf8.len
 local function display_width(v)
   if v == nil then return 0 end
-  if type(v) == "number" then
+  local ty = type(v)
+  if ty == "number" then
     -- digits, thousands separators, sign and a few decimals; no formatting
     if not finite(v) then return 0 end
-    local a = math.abs(v)
-    local digits = a < 10 and 1 or math.floor(math.log(a, 10)) + 1
+    local a = abs(v)
+    local digits = a < 10 and 1 or floor(log(a, 10)) + 1
     return digits + (digits - 1) // 3 + (v < 0 and 1 or 0)
-      + (v == math.floor(v) and 0 or 4) + 1
+      + (v == floor(v) and 0 or 4) + 1
   end
-  if type(v) == "boolean" then return 5 end
+  if ty == "boolean" then return 5 end
+  v = tostring(v)
+  if not v:find("\n", 1, true) then return ulen(v) or #v end
   local w = 0
-  for line in (tostring(v) .. "\n"):gmatch("([^\n]*)\n") do
-    w = math.max(w, utf8.len(line) or #line)
+  for line in (v .. "\n"):gmatch("([^\n]*)\n") do
+    local n = ulen(line) or #line
+    if n > w then w = n end
   end
   return w
 end
@@ -130,7 +135,8 @@ function Sheet:put(r, c, v, f, nowidth)
     self.wrapped[#self.wrapped + 1] = { r, c, v }
   end
   if not nowidth then
-    self.widths[c] = math.max(self.widths[c] or 0, display_width(v))
+    local w = display_width(v)
+    if w > (self.widths[c] or 0) then self.widths[c] = w end
   end
 end
 

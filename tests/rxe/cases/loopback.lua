@@ -52,6 +52,17 @@ C.ok(r.validated and r.msgs == 32,
 C.ok(verbs.buffer_bytes { size = 1048576, qps = 8, max_buffer = 4194304 }
      == 4194304, "buffer_bytes accounts for shared slots")
 
+-- the QPs' ACK timeout: perftest's 14 unless asked, as the device holds it
+r = verbs.bw { op = "write", size = 4096, qps = 2, iters = 8 }
+C.ok(r.qp_timeout == 14, "default qp_timeout 14 (queried: %s)",
+     tostring(r.qp_timeout))
+r = verbs.bw { op = "write", size = 4096, qps = 2, iters = 8, qp_timeout = 20 }
+C.ok(r.qp_timeout == 20, "qp_timeout 20 reaches the QP (queried: %s)",
+     tostring(r.qp_timeout))
+local e = C.raises(verbs.bw, { qp_timeout = 32 })
+C.ok(e and e:find("qp_timeout", 1, true) and e:find("1 .. 31", 1, true),
+     "qp_timeout 32 refused: %s", tostring(e))
+
 -- latency
 for _, op in ipairs { "write", "send", "read" } do
   local l = verbs.lat { op = op, size = 2, iters = 100 }
