@@ -483,6 +483,17 @@ fleet_test: { sleep_s: 4 }
         time.sleep(0.2)
     check(not left, "no strata node left running on n2/n3 after %.1f s (%s)"
           % (time.monotonic() - t0, left))
+    # leave the bed as found: the job's nodes idle again (a node still
+    # completing the killed step made the next salloc -N 3 take n4 for n3)
+    t0 = time.monotonic()
+    while True:
+        p = subprocess.run(["sinfo", "-h", "-N", "-n", "n[1-5]", "-o", "%N %t"],
+                           env=env, capture_output=True, text=True)
+        busy = sorted(set(l for l in p.stdout.splitlines() if not l.endswith(" idle")))
+        if not busy or time.monotonic() - t0 > 60:
+            break
+        time.sleep(0.5)
+    check(not busy, "n1-n5 idle again after %.1f s (%s)" % (time.monotonic() - t0, busy))
 
 
 def sbatch_mode():
