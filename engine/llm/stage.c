@@ -100,7 +100,7 @@ static void *run(void *arg)
   size_t i;
 
   while((i = atomic_fetch_add(&s->next, 1)) < o->n && !strata_stop_flag) {
-    const struct llm_shard *sh = &o->shards[i];
+    const struct s3_object *sh = &o->shards[i];
     struct s3_req q = { 0 };
     struct s3_resp r;
     enum s3_fail f;

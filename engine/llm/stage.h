@@ -13,15 +13,10 @@
 
 #include "s3.h"
 
-struct llm_shard {
-  const char *key;
-  uint64_t size;        /* from the listing; the GET must match it */
-};
-
 struct llm_stage_opts {
   const struct s3_config *cfg;
   const char *bucket;
-  const struct llm_shard *shards;
+  const struct s3_object *shards;  /* sizes from the listing */
   size_t n;
   int concurrency;      /* connections, each GETs whole shards */
   int gpu;              /* 1: into GPU memory (device), 0: host memory */

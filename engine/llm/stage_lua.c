@@ -20,10 +20,8 @@ int llm_l_stage(lua_State *L)
   static const char *fn = "llm.stage";
   struct llm_stage_opts o;
   struct llm_stage_result r;
-  struct llm_shard *sh;
   struct l_client *c;
   const char *mem;
-  size_t n;
   int rc;
 
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -48,32 +46,14 @@ int llm_l_stage(lua_State *L)
   o.chunk = (size_t)strata_opt_int(L, 1, fn, "chunk", 8 << 20);
   if(o.chunk < 4096)
     return luaL_error(L, "%s: option 'chunk' must be >= 4096 bytes", fn);
-  lua_getfield(L, 1, "shards");
-  luaL_checktype(L, -1, LUA_TTABLE);
-  n = lua_rawlen(L, -1);
-  if(!n)
-    return luaL_error(L, "%s: option 'shards' is an empty list", fn);
-  sh = lua_newuserdatauv(L, n * sizeof(*sh), 0);
-  for(size_t i = 0; i < n; i++) {
-    lua_rawgeti(L, -2, (lua_Integer)i + 1);
-    lua_getfield(L, -1, "key");
-    sh[i].key = lua_tostring(L, -1);
-    lua_pop(L, 1);
-    lua_getfield(L, -1, "size");
-    sh[i].size = (uint64_t)lua_tointeger(L, -1);
-    lua_pop(L, 2);   /* the key string stays referenced by shards */
-    if(!sh[i].key)
-      return luaL_error(L, "%s: shards[%d] has no key", fn, (int)i + 1);
-  }
-  o.shards = sh;
-  o.n = n;
+  o.shards = s3l_check_objects(L, fn, "shards", &o.n);
   rc = llm_stage(&o, &r);
   if(rc == -2)
     return strata_skip(L, "memory = \"cuda\": %s", r.error);
   if(rc)
     return luaL_error(L, "%s: %s", fn, r.error);
   lua_createtable(L, 0, 8);
-  strata_set_int(L, "shards", (lua_Integer)n);
+  strata_set_int(L, "shards", (lua_Integer)o.n);
   strata_set_int(L, "failed", (lua_Integer)r.failed);
   strata_set_int(L, "bytes", (lua_Integer)r.bytes);
   strata_set_num(L, "seconds", r.seconds);

@@ -20,6 +20,13 @@
 
 #include "sigv4.h"
 
+/* An object named by key with the size a listing gave it (model shards:
+ * the GET must move exactly that many bytes). */
+struct s3_object {
+  const char *key;
+  uint64_t size;
+};
+
 struct s3_config {
   const char *endpoint;      /* "http[s]://host[:port]", no trailing path */
   const char *region;        /* signing region, e.g. "us-east-1" */

@@ -30,6 +30,30 @@ struct l_client *s3l_check(lua_State *L, int idx, const char *fn)
   return c;
 }
 
+struct s3_object *s3l_check_objects(lua_State *L, const char *fn,
+                                    const char *field, size_t *n)
+{
+  struct s3_object *o;
+  lua_getfield(L, 1, field);
+  luaL_checktype(L, -1, LUA_TTABLE);
+  *n = lua_rawlen(L, -1);
+  if(!*n)
+    luaL_error(L, "%s: option '%s' is an empty list", fn, field);
+  o = lua_newuserdatauv(L, *n * sizeof(*o), 0);
+  for(size_t i = 0; i < *n; i++) {
+    lua_rawgeti(L, -2, (lua_Integer)i + 1);
+    lua_getfield(L, -1, "key");
+    o[i].key = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "size");
+    o[i].size = (uint64_t)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    if(!o[i].key)
+      luaL_error(L, "%s: %s[%d] has no key", fn, field, (int)i + 1);
+  }
+  return o;
+}
+
 static int l_close(lua_State *L)
 {
   struct l_client *c = luaL_checkudata(L, 1, CLIENT_MT);

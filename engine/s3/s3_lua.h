@@ -20,6 +20,12 @@ struct l_client {
 /* The open client at idx, or raise (closed or wrong type). */
 struct l_client *s3l_check(lua_State *L, int idx, const char *fn);
 
+/* Option field of the table at 1: a non-empty list of {key =, size =},
+ * as a userdata left on the stack (the key strings stay referenced by
+ * the list); *n its length.  Raises naming fn and the entry. */
+struct s3_object *s3l_check_objects(lua_State *L, const char *fn,
+                                    const char *field, size_t *n);
+
 /* cl:run{...}: the workload engine (workload_lua.c). */
 int s3l_run(lua_State *L);
 /* s3.scrape(url [, opts]): a Prometheus exposition as a table. */

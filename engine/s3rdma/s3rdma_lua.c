@@ -217,10 +217,8 @@ static int l_stage(lua_State *L)
   static const char *fn = "s3rdma.stage";
   struct s3rdma_stage_opts o;
   struct s3rdma_stage_result r;
-  struct s3rdma_shard *sh;
   struct s3_config ctrl;
   struct l_client *c;
-  size_t n;
 
   luaL_checktype(L, 1, LUA_TTABLE);
   strata_check_keys(L, 1, fn, keys);
@@ -252,25 +250,7 @@ static int l_stage(lua_State *L)
   o.ctrl_host_port = strata_opt_bool(L, 1, fn, "control_host_port", 0);
   o.contract = (enum s3rdma_token_contract)
                opt_enum(L, fn, "token_contract", "current", contracts);
-  lua_getfield(L, 1, "shards");
-  luaL_checktype(L, -1, LUA_TTABLE);
-  n = lua_rawlen(L, -1);
-  if(!n)
-    return luaL_error(L, "%s: option 'shards' is an empty list", fn);
-  sh = lua_newuserdatauv(L, n * sizeof(*sh), 0);
-  for(size_t i = 0; i < n; i++) {
-    lua_rawgeti(L, -2, (lua_Integer)i + 1);
-    lua_getfield(L, -1, "key");
-    sh[i].key = lua_tostring(L, -1);
-    lua_pop(L, 1);
-    lua_getfield(L, -1, "size");
-    sh[i].size = (uint64_t)lua_tointeger(L, -1);
-    lua_pop(L, 2);   /* the key string stays referenced by shards */
-    if(!sh[i].key)
-      return luaL_error(L, "%s: shards[%d] has no key", fn, (int)i + 1);
-  }
-  o.shards = sh;
-  o.n = n;
+  o.shards = s3l_check_objects(L, fn, "shards", &o.n);
   ctrl = c->cfg;
   ctrl.service = S3RDMA_SIGN_SERVICE;
   o.data_cfg = &c->cfg;
@@ -283,7 +263,7 @@ static int l_stage(lua_State *L)
   lua_createtable(L, 0, 16);
   strata_set_str(L, "provider", modes[o.mode == S3RDMA_MODE_CUOBJ]);
   strata_set_str(L, "memory", mems[o.gpu_memory]);
-  strata_set_int(L, "shards", (lua_Integer)n);
+  strata_set_int(L, "shards", (lua_Integer)o.n);
   strata_set_int(L, "failed", (lua_Integer)r.failed);
   strata_set_int(L, "bytes", (lua_Integer)r.bytes);
   strata_set_int(L, "transfers", (lua_Integer)r.transfers);

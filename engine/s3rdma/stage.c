@@ -261,7 +261,7 @@ static void verify(struct shared *sh)
   a = malloc((size_t)(max ? max : 1));
   b = o->gpu_memory ? malloc((size_t)(max ? max : 1)) : NULL;
   for(size_t i = 0; c && a && (b || !o->gpu_memory) && i < o->n; i++) {
-    const struct s3rdma_shard *s = &o->shards[i];
+    const struct s3_object *s = &o->shards[i];
     struct s3_req q = { 0 };
     struct s3_resp re;
     const char *landed = sh->base + dst;

@@ -20,11 +20,6 @@
 #include "s3.h"
 #include "workload.h"
 
-struct s3rdma_shard {
-  const char *key;
-  uint64_t size;              /* as listed; the bytes moved must match */
-};
-
 struct s3rdma_stage_opts {
   const struct s3_config *data_cfg;   /* plain S3 (cuObject; verify) */
   const struct s3_config *ctrl_cfg;   /* hipobj-rc-v2 control path */
@@ -32,7 +27,7 @@ struct s3rdma_stage_opts {
   int port, gid_index;
   enum s3rdma_mode mode;              /* S3RDMA_MODE_RC or _CUOBJ */
   const char *bucket;
-  const struct s3rdma_shard *shards;
+  const struct s3_object *shards;     /* sizes as listed */
   size_t n;
   int concurrency;                    /* workers, one transfer each */
   uint64_t piece;                     /* bytes per transfer (ranged) */
