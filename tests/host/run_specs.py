@@ -2,14 +2,14 @@
 """specs/host through the real runner (label spec): H1-H3 pass on this
 machine, and fail when the site or a threshold says they must (a check
 that cannot fail proves nothing).  Reads the journal the run writes."""
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-STRATA = os.environ["STRATA_BIN"]
-SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+import strata_test  # noqa: E402
+from strata_test import SRC  # noqa: E402
 failures = 0
 
 
@@ -21,23 +21,15 @@ def check(cond, what):
 
 
 def run(tmp, name, site, *extra):
-    site_path = os.path.join(tmp, name + "-site.yaml")
-    with open(site_path, "w") as f:
-        f.write(site)
-    out = os.path.join(tmp, name + ".xlsx")
-    p = subprocess.run([STRATA, "run", os.path.join(SRC, "specs", "host"),
-                        "-o", out, "--site", site_path,
-                        # a shared CI box may be busy: load is judged on real hosts
-                        "--set", "H1.load1_per_cpu.max=none", *extra],
-                       capture_output=True, text=True, timeout=120, cwd=SRC)
+    # a shared CI box may be busy: load is judged on real hosts
+    p, recs = strata_test.run_specs(tmp, name, site, "host", "--set",
+                                    "H1.load1_per_cpu.max=none", *extra)
     res = {}
-    with open(os.path.join(tmp, name + ".jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            if r["type"] == "result":
-                res[r["id"]] = r
-            elif r["type"] == "inventory":
-                res["_inventory"] = r["data"]
+    for r in recs:
+        if r["type"] == "result":
+            res[r["id"]] = r
+        elif r["type"] == "inventory":
+            res["_inventory"] = r["data"]
     return p, res
 
 

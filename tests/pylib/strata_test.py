@@ -14,7 +14,8 @@ SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 BIN = os.environ.get("STRATA_BIN") or os.path.join(SRC, "build/strata")
 
 
-def strata(*args, env=None, timeout=90, text=True, shell_prefix=None):
+def strata(*args, env=None, timeout=90, text=True, shell_prefix=None,
+           cwd=None):
     """Run strata with args; env adds to this process's environment.
     shell_prefix (e.g. "ulimit -v 4194304") is a limit strata inherits."""
     e = dict(os.environ)
@@ -23,7 +24,20 @@ def strata(*args, env=None, timeout=90, text=True, shell_prefix=None):
     if shell_prefix:
         cmd = ["/bin/bash", "-c", shell_prefix + ' && exec "$0" "$@"', *cmd]
     return subprocess.run(cmd, capture_output=True, text=text,
-                          timeout=timeout, env=e)
+                          timeout=timeout, env=e, cwd=cwd)
+
+
+def run_specs(tmp, name, site, specs, *args, timeout=120):
+    """strata run specs/SPECS from the source tree with the site text in
+    TMP/NAME-site.yaml and the workbook TMP/NAME.xlsx (the journal beside
+    it, TMP/NAME.jsonl) -> (the process, the journal's records)."""
+    site_path = os.path.join(tmp, name + "-site.yaml")
+    with open(site_path, "w") as f:
+        f.write(site)
+    p = strata("run", os.path.join(SRC, "specs", specs),
+               "-o", os.path.join(tmp, name + ".xlsx"), "--site", site_path,
+               *args, timeout=timeout, cwd=SRC)
+    return p, journal(os.path.join(tmp, name + ".jsonl"))
 
 
 def journal(path):

@@ -7,15 +7,15 @@ with --set); S2-S4 measure the loop-backed file with verification; the
 disk counters of the loop device must have moved by the bytes moved;
 S5-S7 SKIP without S3/GPU.  A second run with an impossible expectation
 must FAIL.  Exit 77 (ctest SKIP) when the loop device cannot be made."""
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 
-STRATA = os.environ["STRATA_BIN"]
-SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+import strata_test  # noqa: E402
 failures = 0
 
 
@@ -31,20 +31,10 @@ def sh(*cmd):
 
 
 def run(tmp, name, site, *extra):
-    site_path = os.path.join(tmp, name + "-site.yaml")
-    with open(site_path, "w") as f:
-        f.write(site)
-    out = os.path.join(tmp, name + ".xlsx")
-    p = subprocess.run([STRATA, "run", os.path.join(SRC, "specs", "storage"),
-                        "-o", out, "--site", site_path,
-                        "--set", "S1.layout_matches.eq=none", *extra],
-                       capture_output=True, text=True, timeout=600, cwd=SRC)
-    res = {}
-    with open(os.path.join(tmp, name + ".jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            if r["type"] == "result":
-                res[r["id"]] = r
+    p, recs = strata_test.run_specs(tmp, name, site, "storage", "--set",
+                                    "S1.layout_matches.eq=none", *extra,
+                                    timeout=600)
+    res = {r["id"]: r for r in recs if r["type"] == "result"}
     return p, res
 
 
