@@ -18,6 +18,7 @@
 set -eu
 
 die() { echo "rgw.sh: $*" >&2; exit 1; }
+. "$(dirname "$0")/daemons.sh"
 
 free_base() {
   /usr/bin/python3 - <<'PY'
@@ -39,33 +40,10 @@ for _ in range(200):
 PY
 }
 
-wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
-  t=$1; what=$2; shift 2
-  n=0
-  while ! "$@" >/dev/null 2>&1; do
-    n=$((n + 1))
-    [ $n -ge $((t * 10)) ] && die "timed out after ${t}s waiting for $what (logs: $D/log)"
-    sleep 0.1
-  done
-}
-
 stop() {
   D=$1
   [ -d "$D" ] || return 0
-  for f in "$D"/run/*.pid; do
-    [ -f "$f" ] || continue
-    pid=$(cat "$f")
-    # a throw-away cluster: no clean shutdown needed
-    kill -9 "$pid" 2>/dev/null || true
-  done
-  for f in "$D"/run/*.pid; do
-    [ -f "$f" ] || continue
-    pid=$(cat "$f")
-    n=0
-    while kill -0 "$pid" 2>/dev/null && [ $n -lt 50 ]; do
-      sleep 0.1; n=$((n + 1))
-    done
-  done
+  kill_pidfiles "$D"
   rm -rf "$D"
 }
 
