@@ -31,8 +31,34 @@ def asan_build():
         return b"__asan_init" in f.read()
 
 
+def procs():
+    """pid -> (state, ppid, pgrp, session) of every process (/proc/PID/stat)"""
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                st = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(pid)] = (st[0], int(st[1]), int(st[2]), int(st[3]))
+    return out
+
+
 class Tmp(strata_test.Tmp):
     prefix = "strata-hostile-"
+
+    def wait_journaled(self, name, tid, deadline):
+        """Until the journal NAME holds a result of test tid."""
+        while True:
+            self.assertLess(time.monotonic(), deadline)
+            try:
+                if tid in results(journal(self.path(name))):
+                    return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
 
     def expect2(self, args, needle, **kw):
         p = strata(*args, **kw)
@@ -490,30 +516,16 @@ class Faults(Tmp):
         try:
             deadline = time.monotonic() + 30
             # OK1 done: the next child is Z1's (30 s asleep)
-            while True:
-                self.assertLess(time.monotonic(), deadline)
-                try:
-                    if "OK1" in results(journal(self.path("s.jsonl"))):
-                        break
-                except (OSError, ValueError):
-                    pass
-                time.sleep(0.05)
+            self.wait_journaled("s.jsonl", "OK1", deadline)
             child = None
             while child is None:
                 self.assertLess(time.monotonic(), deadline)
                 time.sleep(0.05)
-                for pid in os.listdir("/proc"):
-                    if not pid.isdigit() or int(pid) == p.pid:
-                        continue
-                    try:
-                        with open("/proc/%s/stat" % pid) as f:
-                            st = f.read().rsplit(")", 1)[1].split()
-                    except OSError:
-                        continue
+                for pid, st in procs().items():
                     # its own process group in the run's session: the
                     # cell's child (its parent is the fork server)
-                    if int(st[2]) == int(pid) and int(st[3]) == p.pid:
-                        child = int(pid)
+                    if pid != p.pid and st[2] == pid and st[3] == p.pid:
+                        child = pid
             time.sleep(0.3)
             os.kill(child, signal.SIGTERM)   # the job's processes, in any order
             time.sleep(0.02)
@@ -570,31 +582,9 @@ test { id = 'K2', layer = 'host', title = 'after', needs = {},
                           "require('strata.core').sleep(30) return {} end }\n")
         p = subprocess.Popen([BIN, "run", spec, "-o", self.path("r.xlsx")],
                              stderr=subprocess.DEVNULL, start_new_session=True)
-
-        def procs():
-            """pid -> (state, ppid, session) of every process"""
-            out = {}
-            for pid in os.listdir("/proc"):
-                if not pid.isdigit():
-                    continue
-                try:
-                    with open("/proc/%s/stat" % pid) as f:
-                        st = f.read().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                out[int(pid)] = (st[0], int(st[1]), int(st[3]))
-            return out
-
         try:
             deadline = time.monotonic() + 30
-            while True:
-                self.assertLess(time.monotonic(), deadline)
-                try:
-                    if "OK1" in results(journal(self.path("r.jsonl"))):
-                        break
-                except (OSError, ValueError):
-                    pass
-                time.sleep(0.05)
+            self.wait_journaled("r.jsonl", "OK1", deadline)
             server = [pid for pid, st in procs().items() if st[1] == p.pid]
             self.assertEqual(len(server), 1, server)   # the fork server
             p.kill()
@@ -609,7 +599,7 @@ test { id = 'K2', layer = 'host', title = 'after', needs = {},
             if p.poll() is None:
                 p.kill()
             for pid, st in procs().items():   # Z1's cell, asleep
-                if st[2] == p.pid and st[0] != "Z":
+                if st[3] == p.pid and st[0] != "Z":
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except OSError:
