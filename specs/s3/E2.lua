@@ -8,7 +8,17 @@
 -- site.aistor.internode_metrics_url   the v3 exposition holding the
 --   minio_system_network_internode_rdma_* series (metrics JWT in the
 --   variable site.aistor.metrics_bearer_env: a secret, never printed)
+-- site.aistor.s3   E2's own S3 target (endpoint, bucket, credentials...,
+--   the shape of site.s3, merged over it); absent: site.s3 (on a real
+--   site AIStor is site.s3)
 -- site.aistor.{object_mb, concurrency, duration}   the load (64 MiB x 16, 30 s)
+-- site.aistor.witness_metrics_url   optional: the receiving node's
+--   exposition; its minio_system_network_internode_recv_bytes_total must
+--   have grown by at least the RDMA bytes the sender counts (the lab's
+--   reference peer counts exactly the shard bytes it received and
+--   verified; a real AIStor counts all its inter-node bytes there, so
+--   on a real site this is only a lower bound)
+local s3 = require "strata.s3"
 local s3site = require "strata.lib.s3site"
 
 local PREFIX = "minio_system_network_internode_rdma_"
@@ -40,8 +50,23 @@ test {
              .. "cluster to read minio_system_network_internode_rdma_* from "
              .. "(inter-node RDMA moves erasure shards between AIStor nodes)")
     end
-    local s = t.site.s3
-    local cl = s3site.client(t, s)
+    local s, what = t.site.s3, "site.s3"
+    if type(a.s3) == "table" then
+      s, what = {}, "site.aistor.s3 (or site.s3)"
+      for k, v in pairs(type(t.site.s3) == "table" and t.site.s3 or {}) do s[k] = v end
+      for k, v in pairs(a.s3) do s[k] = v end
+    end
+    local cl = s3site.client(t, s, what)
+    local WITNESS = "minio_system_network_internode_recv_bytes_total"
+    local wopt = { bearer_env = a.metrics_bearer_env }
+    local function witness()          -- -> bytes, or nil and why
+      local ok, _, sums = pcall(s3.scrape, a.witness_metrics_url, wopt)
+      if not ok then return nil, tostring(_) end
+      if not sums[WITNESS] then return nil, "no " .. WITNESS end
+      return sums[WITNESS]
+    end
+    local w0, werr
+    if a.witness_metrics_url then w0, werr = witness() end
     local r = cl:run {
       op = "put", bucket = s.bucket,
       size = t.scale.bytes((a.object_mb or 64) << 20, "object size"),
@@ -65,6 +90,22 @@ test {
       end
       m[metric] = d
       rows[#rows + 1] = { PREFIX .. suffix, d }
+    end
+    local w1
+    if w0 then w1, werr = witness() end
+    if werr then
+      -- no witness, no proof: a peer that died cannot vouch for anything
+      t.fail(("the witness %s could not be read: %s"):format(
+        a.witness_metrics_url, werr))
+    elseif w1 then
+      -- the receiving node's own count: the sender's word is not enough
+      m.witness_recv_bytes = w1 - w0
+      rows[#rows + 1] = { WITNESS .. " (witness: the peer)", m.witness_recv_bytes }
+      if m.rdma_write_bytes and m.witness_recv_bytes < m.rdma_write_bytes then
+        t.fail(("the witness (%s) received and verified %.0f bytes, fewer than "
+                .. "the %.0f the server counts as RDMA-written"):format(
+                a.witness_metrics_url, m.witness_recv_bytes, m.rdma_write_bytes))
+      end
     end
     table.sort(rows, function(x, y) return x[1] < y[1] end)
     t.table("AIStor inter-node RDMA counters (delta over the load)",
