@@ -8,8 +8,11 @@
 #               lab/scratch.sh assembles the emulated NVMe into md RAID0 +
 #               XFS and writes <out>/scratch for the site file
 #   role b      strata serve (the R2/R3/R6 far end, an R7 sender) and the
-#               reference S3-over-RDMA server (fixtures/s3rdma) on :9000
-#   role s<N>   strata serve (an R7 sender)
+#               reference S3-over-RDMA server (fixtures/s3rdma) on :9000,
+#               with a sender guest the primary of E2's two-node "AIStor":
+#               every object's shards go to s1 over RDMA (internode.h)
+#   role s<N>   strata serve (an R7 sender); s1 also the inter-node peer
+#               (--internode-listen 9100, its metrics on :9000)
 set -u
 S=$STRATA_RXE_BUILD/strata
 O=$STRATA_RXE_OUT
@@ -53,14 +56,32 @@ case $role in
     pids="$pids $!"
     wait_listen 18515 "strata serve" ;;
 esac
+# The inter-node pair's settings for a TCG wire: 256 KiB slabs (64
+# packets), 4 of them, a 5 s slab wait (a TCG guest stalls), ACK timeout
+# 18 (1 s: 4 x 256 KiB in flight at ~20 Mbit/s; docs/verbs.md)
+IN="--internode-slab 262144 --internode-slabs 4 --internode-wait-ms 5000
+    --internode-qp-timeout 18 --internode-token-file /tmp/strata-token"
 if [ "$role" = b ]; then
   . "$LAB/s3rdma.env"
   mkdir -p /tmp/store
+  peer=""
+  [ "$(cat "$LAB/senders" 2>/dev/null || echo 0)" -ge 1 ] &&
+    peer="--internode-peer 10.77.1.3:9100 $IN"
+  # shellcheck disable=SC2086
   "$STRATA_RXE_BUILD/fixtures/s3rdma/strata-s3rdma-server" --root /tmp/store \
-    --listen 0.0.0.0 --port 9000 --device rxe0 --max-mem 268435456 \
+    --listen 0.0.0.0 --port 9000 --device rxe0 --max-mem 268435456 $peer \
     > "$O/s3rdma.log" 2>&1 &
   pids="$pids $!"
   wait_listen 9000 "the S3-over-RDMA server"
+fi
+if [ "$role" = s1 ]; then
+  # shellcheck disable=SC2086
+  "$STRATA_RXE_BUILD/fixtures/s3rdma/strata-s3rdma-server" \
+    --internode-listen 9100 --listen 0.0.0.0 --port 9000 --device rxe0 $IN \
+    > "$O/internode-peer.log" 2>&1 &
+  pids="$pids $!"
+  wait_listen 9100 "the inter-node peer"
+  wait_listen 9000 "the inter-node peer's metrics"
 fi
 mkdir -p "$O/jobs"
 say "ready ($(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null))"

@@ -114,6 +114,29 @@ storage_site() {
 ST
 }
 
+# E2's two-node "AIStor" (docs/lab.md): the reference server on guest b
+# is the primary, its peer on guest s1 (lab/agent.sh) takes every
+# object's shards over RDMA.  No s1 (--senders 0): no block, E2 SKIPs.
+aistor_site() {
+  [ "$(cat "$dir/senders" 2>/dev/null || echo "$senders")" -ge 1 ] || return 0
+  cat <<AI
+aistor:
+  # a 1+1 layout on 2 nodes: guest b (primary, 10.77.1.2) sends each object
+  # it stores whole, as 256 KiB shards, over RDMA to guest s1 (10.77.1.3);
+  # E2's PUT load goes to b over plain S3/TCP; s1's own count is the witness
+  internode_metrics_url: http://10.77.1.2:9000/minio/metrics/v3/system/network/internode
+  witness_metrics_url: http://10.77.1.3:9000/minio/metrics/v3/system/network/internode
+  s3:
+    endpoint: http://10.77.1.2:9000
+    region: us-east-1
+    bucket: strata-lab-aistor
+    create_bucket: true
+    credentials_file: $dir/s3rdma-credentials
+    stall_timeout: 120
+  settle: 1
+AI
+}
+
 # --- up -----------------------------------------------------------------
 need_packages() {  # part packages...
   local part=$1 p missing=""; shift
@@ -237,10 +260,7 @@ s3rdma:
   max_object_mb: 1
   max_concurrency: 2
   stall_timeout: 120
-# No aistor: block: E2 (AIStor's inter-node RDMA) needs several AIStor
-# nodes moving erasure shards; the lab has one RGW and one reference
-# S3-over-RDMA server, neither of which has inter-node traffic, so E2
-# SKIPs saying so (docs/lab.md).
+$(aistor_site)
 $(storage_site)
 scale:
   max_object_mb: 4

@@ -2,7 +2,8 @@
 """check.py WORKBOOK JOURNAL - the LAB workbook of `strata run --lab`
 read back (openpyxl) with its journal: the Summary is stamped LAB; every
 row that needs no GPU, Kubernetes, NCCL or vLLM is PASS or FAIL with
-measured metrics (zero SKIP among them); those rows SKIP with a reason
+measured metrics (zero SKIP among them, E2 PASS on inter-node RDMA with
+its witness); those rows SKIP with a reason
 that names what is missing; nothing ERRORs or is BLOCKED; scaled rows
 name their cuts.  Prints the verdict table."""
 import json
@@ -14,16 +15,14 @@ import openpyxl
 xlsx, jsonl = sys.argv[1], sys.argv[2]
 STAMP = ("LAB: emulated Soft-RoCE under TCG and a one-node RGW: the figures "
          "prove the method, not this hardware")
-# every shipped row the lab can run: host, verbs, RoCE, S3/TCP, S3/RDMA
-# and the storage rung on guest a's emulated NVMe (S6 needs a GPU)
+# every shipped row the lab can run: host, verbs, RoCE, S3/TCP, S3/RDMA,
+# AIStor's inter-node RDMA (E2: the reference server on guest b as the
+# primary of a two-node pair, its peer on s1) and the storage rung on
+# guest a's emulated NVMe (S6 needs a GPU)
 RUNNABLE = ["H1", "H2", "H3", "R1", "B02-wire", "B04-wire", "R2", "R3", "R6",
-            "R7", "E1", "E1T", "B01", "B03", "B10", "B12", "B14", "MIX",
+            "R7", "E1", "E1T", "E2", "B01", "B03", "B10", "B12", "B14", "MIX",
             "E3P", "E3", "B02", "B04", "T1T4", "B11", "B13", "B15",
             "S1", "S2", "S3", "S4", "S5", "S7"]
-# E2 reads AIStor's inter-node RDMA series: no lab part has inter-node
-# traffic (one RGW, one reference server), so it SKIPs naming that
-# (docs/lab.md); a FAIL for absent series would not be a measurement.
-AISTOR = ["E2"]
 GAPS = []
 NEEDS = re.compile(r"cuda|nvidia|gpu|kubernetes|k8s|nccl|vllm", re.I)
 fails = []
@@ -58,15 +57,22 @@ for tid in RUNNABLE:
     measured = [c for c in cells.get(tid, []) if c.get("metrics")]
     check(len(measured) == len(cells.get(tid, [])) and measured,
           "%s: every cell measured" % tid)
-for tid in AISTOR:
-    check(status.get(tid) == "SKIP" and "multi-node AIStor" in reason.get(tid, ""),
-          "%s SKIPs naming the multi-node AIStor it needs (%s)"
-          % (tid, status.get(tid)))
+# E2 on real inter-node traffic: PASS, bytes over RDMA, and the peer's
+# own count (the witness) equal to what the primary says it RDMA-wrote
+e2 = cells.get("E2", [{}])[0].get("metrics", {})
+check(status.get("E2") == "PASS" and (e2.get("rdma_write_bytes") or 0) > 0,
+      "E2 PASS with inter-node RDMA bytes (%s, rdma_write_bytes %s)"
+      % (status.get("E2"), e2.get("rdma_write_bytes")))
+check(e2.get("witness_recv_bytes") == e2.get("rdma_write_bytes"),
+      "E2: the peer verified exactly the RDMA-written bytes (witness %s)"
+      % e2.get("witness_recv_bytes"))
+check(e2.get("rdma_errors") == 0 and e2.get("pool_fallbacks") == 0,
+      "E2: no inter-node errors, no pool fallbacks")
 for tid in GAPS:
     if tid in status:
         print("GAP  %s %s: %s" % (tid, status[tid], reason[tid][:80]))
 for tid, s in status.items():
-    if tid not in RUNNABLE and tid not in GAPS and tid not in AISTOR:
+    if tid not in RUNNABLE and tid not in GAPS:
         check(s == "SKIP" and NEEDS.search(reason[tid]) is not None,
               "%s SKIPs naming the GPU/K8s/NCCL/vLLM it needs" % tid)
 check(not any(s in ("ERROR", "BLOCKED") for s in status.values()),
