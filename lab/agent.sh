@@ -57,9 +57,10 @@ case $role in
     wait_listen 18515 "strata serve" ;;
 esac
 # The inter-node pair's settings for a TCG wire: 256 KiB slabs (64
-# packets), 4 of them, a 5 s slab wait (a TCG guest stalls), ACK timeout
-# 18 (1 s: 4 x 256 KiB in flight at ~20 Mbit/s; docs/verbs.md)
-IN="--internode-slab 262144 --internode-slabs 4 --internode-wait-ms 5000
+# packets), 4 of them, a 20 s slab wait (a TCG guest on a loaded host
+# stalls for seconds: with 5 s, 3 of 98 waits fell back), ACK timeout 18
+# (1 s: 4 x 256 KiB in flight at ~20 Mbit/s; docs/verbs.md)
+IN="--internode-slab 262144 --internode-slabs 4 --internode-wait-ms 20000
     --internode-qp-timeout 18 --internode-token-file /tmp/strata-token"
 if [ "$role" = b ]; then
   . "$LAB/s3rdma.env"

@@ -133,6 +133,9 @@ aistor:
     create_bucket: true
     credentials_file: $dir/s3rdma-credentials
     stall_timeout: 120
+  # 1 MiB objects (4 shards each): the pair moves ~1 MB/s on a loaded
+  # host, the PUTs of a 4 MiB load kept E2 at 44 s (docs/lab.md)
+  object_mb: 1
   settle: 1
 AI
 }

@@ -21,8 +21,8 @@ export AWS_SECRET_ACCESS_KEY=guest-secret-not-a-real-one
 unset AWS_CA_BUNDLE
 echo "$STRATA_RXE_TOKEN" > /tmp/inode-token
 # the lab's settings for a TCG wire (lab/agent.sh): 256 KiB slabs, 4 of
-# them, a long slab wait, an ACK timeout of 1 s (docs/verbs.md)
-IN="--internode-slab 262144 --internode-slabs 4 --internode-wait-ms 5000
+# them, a 20 s slab wait, an ACK timeout of 1 s (docs/verbs.md)
+IN="--internode-slab 262144 --internode-slabs 4 --internode-wait-ms 20000
     --internode-qp-timeout 18 --internode-token-file /tmp/inode-token"
 if [ "$STRATA_RXE_ROLE" = b ]; then
   # shellcheck disable=SC2086
