@@ -62,6 +62,28 @@ check(names.minio_api_rdma_read_bytes_total and
       not names.minio_api_rdma_declined_total,
       "metrics page: read/write bytes and ops, nothing invented")
 check(c.read_ops == 0 and c.write_ops == 0, "ops counters read too")
+-- MinIO's v3 inter-node page: the runbook's six rdma series (E2) and
+-- MinIO's own sent/recv bytes and errors, nothing else (docs/provenance.md)
+x = cl:request { method = "GET", path = "/minio/metrics/v3/system/network/internode" }
+local inode, want = {}, {
+  "minio_system_network_internode_rdma_write_bytes_total",
+  "minio_system_network_internode_rdma_errors_total",
+  "minio_system_network_internode_rdma_pool_fallbacks_total",
+  "minio_system_network_internode_rdma_nic_inflight_writes",
+  "minio_system_network_internode_rdma_nic_credit_waits_total",
+  "minio_system_network_internode_rdma_nic_writes_throttled_total",
+  "minio_system_network_internode_sent_bytes_total",
+  "minio_system_network_internode_recv_bytes_total",
+  "minio_system_network_internode_errors_total" }
+local ninode = 0
+for n, v in (x.body or ""):gmatch("\n?(minio_[%w_]+){[^}]*} (%d+)") do
+  inode[n] = tonumber(v)
+  ninode = ninode + 1
+end
+local all = x.status == 200 and ninode == #want
+for _, n in ipairs(want) do all = all and inode[n] == 0 end
+check(all, ("inter-node page: the runbook's six and MinIO's three, zero (%d series)")
+      :format(ninode))
 -- a counter URL answering 404: the witness is absent, not an error
 local ok404, c404 = pcall(rdma_counters, { url = ep .. "/minio/metrics/v3/nope" })
 check(ok404 and type(c404) == "table" and c404.absent and
