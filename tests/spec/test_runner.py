@@ -76,10 +76,12 @@ class Verdicts(Tmp):
     def test_cells_map_no_libcurl(self):
         # libcurl is loaded on first use (engine/http/curl_load.c): neither
         # a cell's process nor the fork server it came from has it mapped,
+        # even when the spec loads the HTTP families (as the runbook's do),
         # yet the inventory (taken in a child of its own) names its version
         spec = self.path("curl.lua")
         with open(spec, "w") as f:
             f.write('''
+local s3, counters, k8s = require "strata.s3", require "strata.counters", require "strata.k8s"
 local function curl_in(pid)
   local f = assert(io.open("/proc/" .. pid .. "/maps"))
   local maps = f:read("a")
