@@ -160,9 +160,12 @@ function M.mask(s)
   return m
 end
 
--- A copy of v with secrets masked (keys too: a metric's name is a key)
--- and text made UTF-8.  Shared subtables are copied once; a cycle stays a
--- cycle (the encoder then refuses it) instead of recursing for ever.
+-- v with secrets masked (keys too: a metric's name is a key) and text
+-- made UTF-8: a table is copied only where something in it changed (most
+-- records have nothing to mask: the journal writes one per cell), so the
+-- result may share tables with v and is never to be changed in place.
+-- A table met twice is cleaned once; a cycle stays a cycle (the encoder
+-- then refuses it) instead of recursing for ever.
 function M.clean(v)
   local memo = {}
   local mask_text = M.mask
@@ -172,23 +175,35 @@ function M.clean(v)
     if type(x) == "string" then return masked[x] or mask_text(x) end
     if type(x) ~= "table" then return x end
     if memo[x] then return memo[x] end
-    local out = {}
-    memo[x] = out
+    memo[x] = x
+    local out
     for k, y in pairs(x) do
-      local ty = type(y)
+      local ty, k2, y2 = type(y), k, y
       if type(k) == "string" then
         local secret = secret_keys[k]
         if secret == nil then secret = is_secret_key(k) end
-        k = masked[k] or mask_text(k)
+        k2 = masked[k] or mask_text(k)
         if secret and ty ~= "table" and ty ~= "number" and ty ~= "boolean" then
-          y, ty = "***", "masked"
+          y2, ty = "***", "masked"
         end
       end
-      if ty == "table" then out[k] = clean(y)
-      elseif ty == "string" then out[k] = masked[y] or mask_text(y)
-      else out[k] = y end
+      if ty == "table" then y2 = clean(y)
+      elseif ty == "string" then y2 = masked[y] or mask_text(y) end
+      if k2 ~= k or y2 ~= y then
+        if not out then
+          out = {}
+          for kk, yy in pairs(x) do out[kk] = yy end
+        end
+        if k2 ~= k then out[k] = nil end
+        out[k2] = y2
+      end
     end
-    return setmetatable(out, getmetatable(x))
+    if out then
+      out = setmetatable(out, getmetatable(x))
+      memo[x] = out
+      return out
+    end
+    return x
   end
   return clean(v)
 end
