@@ -82,15 +82,6 @@ function M.sheet_title(id, title)
   return out
 end
 
--- The worksheet named name (reserved with M.unique or a fixed name).
-function M.new(ctx, name)
-  ctx.names[name:lower()] = true
-  local S = setmetatable({ ws = ctx.wb:worksheet(name), name = name,
-    widths = {}, ctx = ctx, wrapped = {}, fixed = {}, minw = {} }, Sheet)
-  S.ws:setup { landscape = true }
-  return S
-end
-
 local function clean(v)
   if type(v) ~= "string" then return v end
   v = common.utf8_clean(v)
@@ -101,43 +92,30 @@ local function clean(v)
   return v
 end
 
-local abs, floor, log, ulen = math.abs, math.floor, math.log, utf8.len
-local function display_width(v)
-  if v == nil then return 0 end
-  local ty = type(v)
-  if ty == "number" then
-    -- digits, thousands separators, sign and a few decimals; no formatting
-    if not finite(v) then return 0 end
-    local a = abs(v)
-    local digits = a < 10 and 1 or floor(log(a, 10)) + 1
-    return digits + (digits - 1) // 3 + (v < 0 and 1 or 0)
-      + (v == floor(v) and 0 or 4) + 1
-  end
-  if ty == "boolean" then return 5 end
-  v = tostring(v)
-  if not v:find("\n", 1, true) then return ulen(v) or #v end
-  local w = 0
-  for line in (v .. "\n"):gmatch("([^\n]*)\n") do
-    local n = ulen(line) or #line
-    if n > w then w = n end
-  end
-  return w
+-- The worksheet named name (reserved with M.unique or a fixed name).  Its
+-- writes (ws:put, ws:put_rows: engine/report/report_layout_lua.c) count
+-- each column's width and remember the wrapped texts for fit_columns.
+function M.new(ctx, name)
+  ctx.names[name:lower()] = true
+  local S = setmetatable({ ws = ctx.wb:worksheet(name), name = name,
+    ctx = ctx, fixed = {}, minw = {} }, Sheet)
+  S.ws:layout { wrapping = ctx.wrapping, clean = clean }
+  S.ws:setup { landscape = true }
+  return S
 end
 
--- Write v (number, string, boolean, nil -> blank; NaN -> blank) at r, c.
+-- Write v (number, string, boolean, nil -> blank; NaN -> blank; a table
+-- -> blank) at r, c; nothing when v is nil and there is no format.
 -- nowidth: do not count it for the column's width (cover texts).
 function Sheet:put(r, c, v, f, nowidth)
-  if type(v) == "table" then v = nil end
-  v = clean(v)
-  if v == nil and not f then return end
-  self.ws:write(r, c, v, f)
-  if type(v) == "string" and self.ctx.wrapping[f] then
-    self.wrapped[#self.wrapped + 1] = { r, c, v }
-  end
-  if not nowidth then
-    local w = display_width(v)
-    if w > (self.widths[c] or 0) then self.widths[c] = w end
-  end
+  self.ws:put(r, c, v, f, nowidth)
+end
+
+-- rows[i][j] at (r + i - 1, c + j - 1) for j = 1 .. #cols, cols[j] saying
+-- how column j picks a cell's format: cells[i], by[value], else num (a
+-- number) or text (the rest); nowidth as for put.
+function Sheet:put_rows(r, c, rows, cols)
+  self.ws:put_rows(r, c, rows, cols)
 end
 
 function Sheet:merge(r0, c0, r1, c1, text, f)
@@ -146,17 +124,7 @@ end
 
 function Sheet:url(r, c, url, f, text)
   self.ws:write_url(r, c, url, f, clean(text))
-  self.widths[c] = math.max(self.widths[c] or 0, display_width(text))
-end
-
--- Lines a text takes in a wrapping cell width characters wide.
-local function lines_for(text, width)
-  local n = 0
-  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
-    local len = utf8.len(line) or #line
-    n = n + math.max(1, math.ceil(len / math.max(width, 1)))
-  end
-  return n
+  self.ws:widen(c, text)
 end
 
 -- Column widths from what was written: fixed[c] wins, else between 6 and
@@ -164,7 +132,7 @@ end
 -- height their longest cell needs (viewers do not all compute it).
 function Sheet:fit_columns(fixed, maxw)
   local final, total = {}, 0
-  for c, w in pairs(self.widths) do
+  for c, w in pairs(self.ws:widths()) do
     local width = fixed and fixed[c] or
       math.max(6, self.minw[c] or 0, math.min(w + 2, maxw or 50))
     final[c] = width
@@ -174,12 +142,7 @@ function Sheet:fit_columns(fixed, maxw)
   -- printed one page wide; a very wide sheet two pages wide (one would
   -- shrink it past reading)
   self.ws:setup { fit_width = total <= 360 and 1 or 2, fit_height = 0 }
-  local rows = {}
-  for _, w in ipairs(self.wrapped) do
-    local n = lines_for(w[3], final[w[2]] or 8.43)
-    if n > (rows[w[1]] or 1) then rows[w[1]] = n end
-  end
-  for r, n in pairs(rows) do
+  for r, n in pairs(self.ws:wrapped_lines(final, 8.43)) do
     self.ws:set_row(r, 15 * math.min(n, 20))
   end
 end
