@@ -742,6 +742,8 @@ static int l_getpid(lua_State *L)
   return 1;
 }
 
+int core_lua_denull(lua_State *L);  /* json_lua.c */
+
 static const luaL_Reg core_funcs[] = {
   { "isolate", l_isolate },
   { "fork_server", l_fork_server },
@@ -761,6 +763,7 @@ static const luaL_Reg core_funcs[] = {
   { "exe_dir", l_exe_dir },
   { "sha256", l_sha256 },
   { "getpid", l_getpid },
+  { "denull", core_lua_denull },
   { NULL, NULL }
 };
 

@@ -50,20 +50,9 @@ end
 
 -- JSON null (NaN metrics, holes in rows) reads back as nil, and whole
 -- numbers as integers (lua-cjson reads every number as a float: a chart's
--- column index 1 must stay 1, not 1.0).
-local function denull(v)
-  if type(v) ~= "table" then return v end
-  for k, x in pairs(v) do
-    if x == cjson.null then
-      v[k] = nil
-    elseif math.type(x) == "float" then
-      v[k] = math.tointeger(x) or x
-    else
-      denull(x)
-    end
-  end
-  return v
-end
+-- column index 1 must stay 1, not 1.0): core.denull, in place (C: every
+-- value of every record goes through it).
+local denull = require("strata.core").denull
 M.denull = denull
 
 -- Records from journal lines (an iterator); a torn line (a kill or a
