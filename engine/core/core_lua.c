@@ -742,7 +742,9 @@ static int l_getpid(lua_State *L)
   return 1;
 }
 
-int core_lua_denull(lua_State *L);  /* json_lua.c */
+/* walk_lua.c */
+int core_lua_denull(lua_State *L);
+int core_lua_clean_copy(lua_State *L);
 
 static const luaL_Reg core_funcs[] = {
   { "isolate", l_isolate },
@@ -764,6 +766,7 @@ static const luaL_Reg core_funcs[] = {
   { "sha256", l_sha256 },
   { "getpid", l_getpid },
   { "denull", core_lua_denull },
+  { "clean_copy", core_lua_clean_copy },
   { NULL, NULL }
 };
 

@@ -162,35 +162,12 @@ end
 
 -- A copy of v with secrets masked (keys too: a metric's name is a key)
 -- and text made UTF-8.  Shared subtables are copied once; a cycle stays a
--- cycle (the encoder then refuses it) instead of recursing for ever.
+-- cycle (the encoder then refuses it) instead of recursing for ever.  The
+-- walk is core.clean_copy (C: this runs for every value of every journal
+-- record and of the run model); the memos above answer it first.
+local clean_copy = require("strata.core").clean_copy
 function M.clean(v)
-  local memo = {}
-  local mask_text = M.mask
-  -- (the memo tables are looked at first: this runs for every value of
-  -- every journal record and of the run model)
-  local function clean(x)
-    if type(x) == "string" then return masked[x] or mask_text(x) end
-    if type(x) ~= "table" then return x end
-    if memo[x] then return memo[x] end
-    local out = {}
-    memo[x] = out
-    for k, y in pairs(x) do
-      local ty = type(y)
-      if type(k) == "string" then
-        local secret = secret_keys[k]
-        if secret == nil then secret = is_secret_key(k) end
-        k = masked[k] or mask_text(k)
-        if secret and ty ~= "table" and ty ~= "number" and ty ~= "boolean" then
-          y, ty = "***", "masked"
-        end
-      end
-      if ty == "table" then out[k] = clean(y)
-      elseif ty == "string" then out[k] = masked[y] or mask_text(y)
-      else out[k] = y end
-    end
-    return setmetatable(out, getmetatable(x))
-  end
-  return clean(v)
+  return clean_copy(v, masked, secret_keys, M.mask, is_secret_key)
 end
 
 -- stderr and stdout through M.mask, for this process and the cells it

@@ -4,8 +4,9 @@
 -- hostile texts (invalid UTF-8, a text past Excel's 32767), NaN, nil,
 -- booleans and tables, written both ways to two sheets of OUTDIR/bulk.xlsx
 -- (bulk_check.py reads them back and compares every cell); the widths and
--- wrapped lines the layout counted, both ways and against the rule; and
--- core.denull, the journal reader's JSON clean-up.
+-- wrapped lines the layout counted, both ways and against the rule;
+-- core.denull, the journal reader's JSON clean-up; and redact.clean's walk
+-- (core.clean_copy).
 local outdir = assert(arg[1], "usage: bulk.lua OUTDIR")
 local workbook = require "strata.report.workbook"
 local sheets = require "strata.report.xlsheets"
@@ -103,6 +104,31 @@ check(math.type(rec.c[1]) == "integer" and rec.c[2] == 2.5 and rec.c[3] == nil
 check(math.type(rec.d.e) == "integer" and rec.d.f == "x", "denull: nested")
 check(math.type(rec.g) == "integer" and math.type(rec.h) == "float", "denull: -0.0, 1e300")
 check(core.denull("x") == "x", "denull of a string")
+
+-- redact.clean (core.clean_copy): secrets masked in texts and keys, the
+-- value of a secret key masked, shared tables copied once, a cycle kept,
+-- metatables kept, numbers and booleans under a secret key left as they are
+local redact = require "strata.redact"
+redact.add("s3cr3t-value-42")
+local shared = { "s3cr3t-value-42 in a list" }
+local mt = { kind = "row" }
+local model = setmetatable({ note = "token s3cr3t-value-42 here", password = "plain",
+  secret_count = 3, access_key = true, ["key s3cr3t-value-42"] = 1,
+  a = shared, b = shared, deep = { url = "https://user:pw1234@host/x" },
+  bad = "bytes \xff" }, mt)
+model.self = model
+local c = redact.clean(model)
+check(c ~= model and getmetatable(c) == mt, "clean: a copy with the metatable")
+check(c.note == "token *** here", "clean: a text: " .. tostring(c.note))
+check(c.password == "***", "clean: a secret key's text")
+check(c.secret_count == 3 and c.access_key == true, "clean: numbers and booleans kept")
+check(c["key ***"] == 1 and c["key s3cr3t-value-42"] == nil, "clean: a key masked")
+check(c.a == c.b and c.a ~= shared and c.a[1] == "*** in a list", "clean: shared once")
+check(c.self == c, "clean: a cycle stays a cycle")
+check(c.deep.url == "https://***@host/x", "clean: user:password@ " .. tostring(c.deep.url))
+check(c.bad == "bytes \u{FFFD}", "clean: invalid UTF-8")
+check(redact.clean("s3cr3t-value-42") == "***" and redact.clean(7) == 7, "clean: scalars")
+check(model.note == "token s3cr3t-value-42 here", "clean: the original untouched")
 
 if failures > 0 then
   io.stderr:write(failures, " failure(s)\n")
