@@ -308,6 +308,17 @@ local function metric_names(rs, headline)
   return names
 end
 
+-- metric_names{ res } without the lists: one result's metrics.
+local function result_metrics(res, headline)
+  local names, values = {}, res.metrics or {}
+  for k in pairs(values) do
+    if k ~= headline and k:sub(1, 6) ~= "delta." then names[#names + 1] = k end
+  end
+  if names[2] then table.sort(names) end
+  if headline and values[headline] ~= nil then table.insert(names, 1, headline) end
+  return names
+end
+
 local function failed_metrics(r)
   local bad = {}
   for _, c in ipairs(r.checks or {}) do
@@ -416,7 +427,9 @@ local function write_cells(S, r, t, rs, metrics, base, roots)
       row[ncore] = require("strata.compare").pct(bv, (res.metrics or {})[hm])
     end
     row[ncore + 1] = res.status
-    row[ncore + 2] = finite(res.duration_s) and res.duration_s or nil
+    local d = res.duration_s
+    row[ncore + 2] = type(d) == "number" and d == d and d ~= huge and d ~= -huge
+      and d or nil
     local why = common.failed_checks(res)
     if #why == 0 and res.reason then why = { res.reason } end
     row[ncore + 3] = short(table.concat(why, "; "))
@@ -511,14 +524,15 @@ local function write_pivot(S, r, rs, params, headline)
   end
   local value, failed, at, any = {}, {}, {}, false
   for _, res in ipairs(rs) do
-    if finite((res.metrics or {})[headline]) then any = true end
+    if finite((res.metrics or {})[headline]) then any = true break end
   end
   if not any then return r - 1 end   -- nothing measured: no empty grid
   for _, res in ipairs(rs) do
     local c = res.cell or {}
     local key = tostring(c[p1]) .. "\0" .. (p2 and tostring(c[p2]) or "")
     local v = (res.metrics or {})[headline]
-    value[key] = finite(v) and v or nil
+    value[key] = type(v) == "number" and v == v and v ~= huge and v ~= -huge
+      and v or nil
     failed[key] = failed_metrics(res)[headline]
     if failed[key] then at[key] = { tostring(c[p1]), p2 and tostring(c[p2]) or "" } end
   end
@@ -729,7 +743,7 @@ function M.write_metrics(ctx, model)
       if c.metric then judged[c.metric] = true end
     end
     local label = verdict.label(res.params, res.cell)
-    for _, m in ipairs(metric_names({ res }, res.headline)) do
+    for _, m in ipairs(result_metrics(res, res.headline)) do
       local v = res.metrics[m]
       if r + 1 >= ROW_LIMIT then
         full = true
@@ -739,7 +753,7 @@ function M.write_metrics(ctx, model)
       local i = #rows + 1
       if type(v) == "number" then
         value_fmt[i] = F.numfmt(M.numfmt1(v), bad[m] or false)
-        if not finite(v) then v = nil end
+        if v ~= v or v == huge or v == -huge then v = nil end
       else
         value_fmt[i] = bad[m] and F.bad_text or F.text
       end
