@@ -129,6 +129,12 @@ check(c.deep.url == "https://***@host/x", "clean: user:password@ " .. tostring(c
 check(c.bad == "bytes \u{FFFD}", "clean: invalid UTF-8")
 check(redact.clean("s3cr3t-value-42") == "***" and redact.clean(7) == 7, "clean: scalars")
 check(model.note == "token s3cr3t-value-42 here", "clean: the original untouched")
+-- what nothing changes in is kept as it is (the writers only read)
+local plain = { t = { "a", 1 }, s = "text" }
+local held = { plain = plain, n = "token s3cr3t-value-42" }
+local ch = redact.clean(held)
+check(ch ~= held and ch.plain == plain and ch.n == "token ***", "clean: unchanged parts shared")
+check(redact.clean(plain) == plain, "clean: nothing to mask, v itself")
 
 if failures > 0 then
   io.stderr:write(failures, " failure(s)\n")
