@@ -105,6 +105,15 @@ check(math.type(rec.d.e) == "integer" and rec.d.f == "x", "denull: nested")
 check(math.type(rec.g) == "integer" and math.type(rec.h) == "float", "denull: -0.0, 1e300")
 check(core.denull("x") == "x", "denull of a string")
 
+-- journal.read's lines: blank lines, a torn one, none at the end
+local jpath = outdir .. "/lines.jsonl"
+local jf = assert(io.open(jpath, "w"))
+jf:write('{"type":"run","n":1}\n\n  \n{"type":"result","v":2.0}\n{"type":"res', '\n{"type":"end"}')
+jf:close()
+local recs = require("strata.journal").read(jpath)
+check(#recs == 3 and recs[1].n == 1 and math.type(recs[2].v) == "integer"
+      and recs[3].type == "end", "journal.read: " .. #recs .. " records")
+
 -- redact.clean (core.clean_copy): secrets masked in texts and keys, the
 -- value of a secret key masked, shared tables copied once, a cycle kept,
 -- metatables kept, numbers and booleans under a secret key left as they are
