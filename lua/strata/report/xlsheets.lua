@@ -172,7 +172,9 @@ end
 
 -- M.numfmt{ v } without the list.
 function M.numfmt1(v)
-  if not finite(v) then return "#,##0" end
+  if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
+    return "#,##0"
+  end
   return numfmt_for(abs(v), v == floor(v))
 end
 
