@@ -49,6 +49,7 @@ glibc=$(objdump -T "$bin" | grep -o 'GLIBC_2\.[0-9]*' | sort -uV | tail -1)
   echo "strata $ver, linux x86_64"
   echo "built on: $(. /etc/os-release && echo "$PRETTY_NAME"), $(uname -r)"
   echo "needs: $glibc or newer (Ubuntu 22.04+, RHEL 9+, Debian 12+)"
+  echo "libcurl: libcurl.so.4 of the node, opened at run time (S3, scrapes)"
   echo "CUDA: runtime linked statically; the node's driver (libcuda.so.1,"
   echo "      libnvidia-ml.so.1) is opened at run time, absent = SKIP"
   echo

@@ -12,6 +12,7 @@ chroot needs root; else `unshare -r` gives a user namespace's root.
 import gzip
 import hashlib
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -82,6 +83,12 @@ with tempfile.TemporaryDirectory() as tmp:
     r = subprocess.run(pre + [argv[0], "--version"], env=env, capture_output=True, text=True)
     check(r.stdout.startswith("strata ") and cfg["config"]["Labels"][
         "org.opencontainers.image.version"] in r.stdout, "version: " + r.stdout + r.stderr)
+    # libcurl is opened at run time (not in strata's ldd): the image holds it
+    with open(os.path.join(root, "tmp/curl.lua"), "w") as f:
+        f.write('print("libcurl " .. tostring(require("strata.sys").inventory().libraries.libcurl))\n')
+    r = subprocess.run(pre + [argv[0], "lua", "/tmp/curl.lua"], env=env, capture_output=True, text=True)
+    check(re.match(r"libcurl \d+\.\d+", r.stdout) is not None,
+          "libcurl loads inside the image: " + r.stdout + r.stderr[-1000:])
     r = subprocess.run(pre + [argv[0], "k8s", "render", "--site", "/strata/specs/site.example.yaml",
                               "-o", "/tmp/k8s"], env=env, capture_output=True, text=True)
     check(r.returncode == 0 and os.path.exists(root + "/tmp/k8s/10-configmap-grafana.yaml"),

@@ -372,7 +372,6 @@ static const luaL_Reg funcs[] = {
 
 int luaopen_strata_counters(lua_State *L)
 {
-  (void)http_global_init();  /* before any thread: scrapes run in one */
   if(luaL_newmetatable(L, SAMPLER_MT)) {
     luaL_setfuncs(L, sampler_meta, 0);
     luaL_newlib(L, sampler_methods);

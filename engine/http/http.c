@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "curl_load.h"
 #include "http.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -23,6 +24,12 @@ int http_global_init(void)
 {
   pthread_once(&init_once, do_init);
   return init_rc;
+}
+
+const char *http_init_error(void)
+{
+  const char *why = curl_load_error();
+  return *why ? why : "curl_global_init failed";
 }
 
 void http_setopt_common(CURL *e, const struct http_common *o)
@@ -125,7 +132,7 @@ int http_get(const struct http_req *r, char **body, size_t *len,
   *len = 0;
   *status = 0;
   if(!c) {
-    snprintf(err, errlen, "request: curl_easy_init failed");
+    snprintf(err, errlen, "request: %s", http_init_error());
     return -1;
   }
   b.max = r->max_bytes ? r->max_bytes : (size_t)64 << 20;

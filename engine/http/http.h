@@ -11,8 +11,12 @@
 
 #include <curl/curl.h>
 
-/* curl_global_init once per process (thread-safe); 0 or -1. */
+/* Load libcurl and curl_global_init, once per process, at the first
+ * request (thread-safe; not at module load: curl_load.c says why);
+ * 0, or -1 with http_init_error(). */
 int http_global_init(void);
+/* Why http_global_init failed: libcurl not loadable, or its init. */
+const char *http_init_error(void);
 
 /* What every request sets the same way: no signals, TCP_NODELAY, http
  * and https only, the timeouts (connect: 5 s when 0; whole transfer:

@@ -73,7 +73,6 @@ static const luaL_Reg funcs[] = {
 
 int luaopen_strata_k8s(lua_State *L)
 {
-  (void)http_global_init();
   luaL_newlib(L, funcs);
   return 1;
 }

@@ -258,7 +258,7 @@ int llm_run(const struct llm_opts *o, struct llm_result *r, char *err,
     return -1;
   }
   if(http_global_init()) {
-    snprintf(err, errlen, "curl_global_init failed");
+    snprintf(err, errlen, "%s", http_init_error());
     return -1;
   }
   r->req = calloc(n, sizeof(*r->req));

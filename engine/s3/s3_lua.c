@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "creds.h"
+#include "http.h"
 #include "multipart.h"
 #include "s3.h"
 #include "s3_lua.h"
@@ -133,7 +134,8 @@ static int l_client(lua_State *L)
   c->cfg.stall_s = (long)strata_opt_num(L, 1, fn, "stall", 30);
   c->conn = s3_conn_new(&c->cfg);
   if(!c->conn)
-    return luaL_error(L, "%s: cannot start libcurl", fn);
+    return luaL_error(L, "%s: cannot start libcurl: %s", fn,
+                      http_init_error());
   return 1;
 }
 
@@ -481,8 +483,6 @@ static const luaL_Reg s3_funcs[] = {
 
 int luaopen_strata_s3(lua_State *L)
 {
-  if(s3_global_init())
-    return luaL_error(L, "strata.s3: curl_global_init failed");
   luaL_newmetatable(L, CLIENT_MT);
   luaL_setfuncs(L, client_meta, 0);
   luaL_newlib(L, client_methods);

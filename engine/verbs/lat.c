@@ -17,42 +17,76 @@
 #include "engine.h"
 
 /*
- * Spin until *p == v, or the deadline / stop.  The clock is read once
- * every SPIN_CLOCK_EVERY polls: a poll of a cached byte is 0.3-3 ns, a
- * clock read 20-100 ns on a TSC clocksource but ~1.1 us on the HPET a
- * TCG guest falls back to (measured, docs/verbs.md).  Reading it every
- * 256 polls spent two thirds of the spin in the clock there, and an
- * answer landing meanwhile waited for the read to end (perftest's
- * ib_write_lat spins on the byte alone).  4096 polls keep the clock
- * under 10 % of the spin even there and the deadline within ~10 us.
+ * The clock policy of the ping-pong's waits: the clock is read once every
+ * SPIN_CLOCK_EVERY polls.  A poll of a cached byte is 0.3-3 ns (a poll of
+ * rxe's CQ in user memory ~30-50 ns), a clock read 20-100 ns on a TSC
+ * clocksource but ~1.1 us on the HPET a TCG guest falls back to
+ * (measured, docs/verbs.md).  Reading it every 256 polls spent two thirds
+ * of the spin in the clock there, and an answer landing meanwhile waited
+ * for the read to end (perftest's ib_write_lat spins on the byte alone,
+ * ib_send_lat on ibv_poll_cq alone).  4096 polls keep the clock under
+ * 10 % of the spin even there and the deadline within ~0.2 ms.
  */
 #define SPIN_CLOCK_EVERY 4096u
 
+struct spin {
+  uint64_t deadline, start;
+  unsigned polls;
+};
+
+/* One more poll seen empty: VERBS_OK to go on polling, or why to stop. */
+static enum verbs_code spin_on(struct spin *w, uint64_t timeout_ns,
+                               volatile int *stop, uint64_t iter)
+{
+  uint64_t now;
+  if((++w->polls & (SPIN_CLOCK_EVERY - 1)) != 0)
+    return VERBS_OK;
+  now = strata_now_ns();
+  if(!w->deadline) {
+    w->deadline = now + timeout_ns;
+    w->start = now;
+  }
+  else if(now > w->deadline)
+    return verbs_fail(VERBS_ETIMEDOUT, "no answer to ping %llu within "
+                      "%.1f s", (unsigned long long)iter,
+                      (double)timeout_ns / 1e9);
+  else if(now - w->start > VERBS_YIELD_NS)
+    sched_yield();
+  if(strata_stop_flag || (stop && *stop))
+    return verbs_fail(VERBS_ESTOPPED, "stopped at ping %llu",
+                      (unsigned long long)iter);
+  return VERBS_OK;
+}
+
+/* WRITE: spin until *p == v (the peer's write landed). */
 static enum verbs_code wait_byte(volatile uint8_t *p, uint8_t v,
                                  uint64_t timeout_ns, volatile int *stop,
                                  uint64_t iter)
 {
-  uint64_t deadline = 0, start = 0;
-  unsigned spins = 0;
-  while(*p != v) {
-    if((++spins & (SPIN_CLOCK_EVERY - 1)) == 0) {
-      uint64_t now = strata_now_ns();
-      if(!deadline) {
-        deadline = now + timeout_ns;
-        start = now;
-      }
-      else if(now - start > VERBS_YIELD_NS)
-        sched_yield();
-      else if(now > deadline)
-        return verbs_fail(VERBS_ETIMEDOUT, "no answer to ping %llu within "
-                          "%.1f s", (unsigned long long)iter,
-                          (double)timeout_ns / 1e9);
-      if(strata_stop_flag || (stop && *stop))
-        return verbs_fail(VERBS_ESTOPPED, "stopped at ping %llu",
-                          (unsigned long long)iter);
-    }
+  struct spin w = { 0, 0, 0 };
+  enum verbs_code rc = VERBS_OK;
+  while(*p != v && !rc)
+    rc = spin_on(&w, timeout_ns, stop, iter);
+  return rc;
+}
+
+/* SEND: spin on the receive CQ until the peer's SEND completed there. */
+static enum verbs_code wait_recv(struct ibv_cq *cq, uint64_t timeout_ns,
+                                 volatile int *stop, uint64_t iter)
+{
+  struct spin w = { 0, 0, 0 };
+  struct ibv_wc wc;
+  for(;;) {
+    int n = ibv_poll_cq(cq, 1, &wc);
+    enum verbs_code rc;
+    if(n > 0)
+      return verbs_wc_check(&wc, "RECV");
+    if(n < 0)
+      return verbs_fail(VERBS_ESYS, "ibv_poll_cq: error %d", n);
+    rc = spin_on(&w, timeout_ns, stop, iter);
+    if(rc)
+      return rc;
   }
-  return VERBS_OK;
 }
 
 /* Reap send completions so the send queue never fills. */
@@ -90,7 +124,6 @@ static enum verbs_code lat_pingpong(struct verbs_side *s,
    * in cq_mod (run_iter_lat_send); the send queue holds cq_mod + 1 */
   int sig_every = t->op == VERBS_OP_SEND ? t->cq_mod : 1;
   uint64_t prev = 0;
-  struct ibv_wc wc;
   enum verbs_code rc;
 
   for(uint64_t i = 0; i <= t->iters; i++) {
@@ -104,8 +137,7 @@ static enum verbs_code lat_pingpong(struct verbs_side *s,
       if(t->op == VERBS_OP_WRITE)
         rc = wait_byte(in, want, timeout_ns, stop, i);
       else {
-        int n = verbs_poll(s->rcq, &wc, 1, timeout_ns);
-        rc = n < 0 ? (enum verbs_code)-n : verbs_wc_check(&wc, "RECV");
+        rc = wait_recv(s->rcq, timeout_ns, stop, i);
         repost = !rc;
       }
       if(rc)

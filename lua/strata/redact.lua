@@ -160,10 +160,14 @@ function M.mask(s)
   return m
 end
 
--- A copy of v with secrets masked (keys too: a metric's name is a key)
--- and text made UTF-8.  Shared subtables are copied once; a cycle stays a
--- cycle (the encoder then refuses it) instead of recursing for ever.  The
--- walk is core.clean_copy (C: this runs for every value of every journal
+-- v with secrets masked (keys too: a metric's name is a key) and text
+-- made UTF-8: a table is copied only where something in it, or below it,
+-- changed (most records have nothing to mask: the journal writes one per
+-- cell), so the result may share tables with v and is never to be changed
+-- in place.  A table met twice is cleaned once; a structure with a cycle
+-- is copied whole and the cycle stays a cycle (the encoder then refuses
+-- it) instead of recursing for ever.  The walk is core.clean_copy
+-- (engine/core/walk_lua.c: it runs for every value of every journal
 -- record and of the run model); the memos above answer it first.
 local clean_copy = require("strata.core").clean_copy
 function M.clean(v)

@@ -71,8 +71,11 @@ res = results(os.path.join(WORK, "none.jsonl"))
 check(res.get("B16", {}).get("status") == "SKIP" and "site.vllm.tcp.base_url"
       in (res["B16"].get("reason") or ""), "B16 SKIPs without a site")
 
-# 2. B faster than A: TTFT 40 vs 80 ms -> E5 PASS on TTFT
-res, xlsx, rc = run("faster", base + "/ttft=80,itl=10",
+# 2. B faster than A: TTFT 40 vs 200 ms -> E5 PASS on TTFT.  E5 compares
+# TTFT means: at 40 vs 80 ms a loaded 2-core host (a parallel test run)
+# once gave B17 a p99 of 162 ms and a mean equal to B16's (85.8 ms), so
+# the gap is wide enough that only seconds of scheduling delay close it
+res, xlsx, rc = run("faster", base + "/ttft=200,itl=10",
                     base + "/ttft=40,itl=10")
 b16, b17, e5 = res.get("B16", {}), res.get("B17", {}), res.get("E5", {})
 m16, m17 = b16.get("metrics", {}), b17.get("metrics", {})
@@ -81,17 +84,17 @@ check(b16.get("status") == "PASS" and b17.get("status") == "PASS",
                                         b17.get("status"), b17.get("reason")))
 check(m16.get("completed") == 12 and m16.get("output_tokens") == 144,
       "B16: 12 requests x 12 tokens")
-check(80 <= m16.get("ttft_p50_ms", 0) <= 120 and
+check(200 <= m16.get("ttft_p50_ms", 0) <= 260 and
       40 <= m17.get("ttft_p50_ms", 0) <= 80, "TTFT p50 %.1f / %.1f ms"
       % (m16.get("ttft_p50_ms", 0), m17.get("ttft_p50_ms", 0)))
 check(m16.get("server_requests") == 12, "witness: vllm:request_success_total"
       " moved by 12 (%s)" % m16.get("server_requests"))
 st, ct = m16.get("server_ttft_mean_ms"), m16.get("ttft_mean_ms")
-# The server's own histogram (the witness) holds the injected 80 ms; the
+# The server's own histogram (the witness) holds the injected 200 ms; the
 # client sees it plus its share of a shared host: a mean of 12 requests
 # was 40 ms above the server's at load 19 on the 2-core CI host.  The
 # timing accuracy itself is llm_fixture's (per-request p50/p90 bounds).
-check(st is not None and ct is not None and 80 <= st <= 200 and
+check(st is not None and ct is not None and 200 <= st <= 320 and
       0 <= ct - st <= 60,
       "witness: server TTFT mean %s vs client %s ms" % (st, ct))
 check(m16.get("server_generation_tokens") == 144, "witness: generation tokens")

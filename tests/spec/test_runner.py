@@ -73,6 +73,45 @@ class Verdicts(Tmp):
         self.assertEqual(doc["verdict"], "FAIL")
         self.assertIn("lowest failed rung: s3 (T4 ERROR)", p.stderr)
 
+    def test_cells_map_no_libcurl(self):
+        # libcurl is loaded on first use (engine/http/curl_load.c): neither
+        # a cell's process nor the fork server it came from has it mapped,
+        # even when the spec loads the HTTP families (as the runbook's do),
+        # yet the inventory (taken in a child of its own) names its version
+        spec = self.path("curl.lua")
+        with open(spec, "w") as f:
+            f.write('''
+local s3, counters, k8s = require "strata.s3", require "strata.counters", require "strata.k8s"
+local function curl_in(pid)
+  local f = assert(io.open("/proc/" .. pid .. "/maps"))
+  local maps = f:read("a")
+  f:close()
+  return maps:find("libcurl", 1, true) and 1 or 0
+end
+test {
+  id = "C1", layer = "host", title = "no libcurl in the cells",
+  criteria = { cell = { max = 0 }, server = { max = 0 }, runner = { max = 0 } },
+  run = function()
+    local f = assert(io.open("/proc/self/stat"))
+    local ppid = f:read("a"):match("^%d+ %b() %S (%d+)")
+    f:close()
+    f = assert(io.open("/proc/" .. ppid .. "/stat"))
+    local runner = f:read("a"):match("^%d+ %b() %S (%d+)")
+    f:close()
+    return { cell = curl_in("self"), server = curl_in(ppid),
+             runner = curl_in(runner) }
+  end,
+}
+''')
+        p = strata("run", spec, "-o", self.path("c.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        recs = journal(self.path("c.jsonl"))
+        res = results(recs)
+        self.assertEqual(res["C1"][0]["metrics"],
+                         {"cell": 0, "server": 0, "runner": 0})
+        inv = [r for r in recs if r["type"] == "inventory"][0]["data"]
+        self.assertRegex(inv["libraries"]["libcurl"], r"^\d+\.\d+")
+
     def test_only_pulls_needs(self):
         p = strata("run", os.path.join(FIX, "ladder.lua"), "--site",
                    os.path.join(FIX, "site.yaml"), "-o", self.path("o.xlsx"),

@@ -47,14 +47,25 @@ run was interrupted), 2 usage or spec/site/threshold file errors.]],
 -- check's options plus --fleet (docs/fleet.md)
 M.OPTIONS = setmetatable({ ["--fleet"] = "fleet" }, { __index = command.RUN_OPTIONS })
 
+-- The inventory is taken in a child process, as a cell is: what it
+-- probes (NVML, sysfs, libcurl's version) then neither hangs the run nor
+-- maps libraries into the runner that every cell's fork would copy
+-- (libcurl and its 28 libraries: docs/performance.md, "Runner").
 local function inventory()
-  local ok, sys = pcall(require, "strata.sys")
-  local inv
-  if ok then
+  local cjson = require "cjson"
+  local st, payload = core.isolate(function()
+    local ok, sys = pcall(require, "strata.sys")
+    if not ok then return "{}" end
     local ok2, r = pcall(sys.inventory)
-    inv = ok2 and r or { error = tostring(r) }
+    return cjson.encode(ok2 and r or { error = tostring(r) })
+  end, { timeout = 120 })
+  local inv
+  if st == "ok" then
+    local ok, r = pcall(cjson.decode, payload)
+    inv = ok and type(r) == "table" and journal.denull(r)
+      or { error = "the inventory's child answered no inventory" }
   else
-    inv = {}
+    inv = { error = ("the inventory did not finish: %s"):format(st) }
   end
   inv.host = inv.host or core.hostname()
   return inv

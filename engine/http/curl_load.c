@@ -1,0 +1,249 @@
+/*
+ * curl_load.c - libcurl, loaded the first time the engine calls it.
+ *
+ * strata forks one child per matrix cell from a fork server, and a fork
+ * copies every mapping of the process that forks.  libcurl brings 28
+ * libraries with it (TLS, Kerberos, LDAP, SSH, IDN, ...: ~140 of the
+ * fork server's 226 mappings), which a cell that does no HTTP never
+ * uses; each of them made every fork and every child's exit slower
+ * (docs/performance.md, "Runner").  So the binary is not linked against
+ * libcurl: the curl_* functions the engine calls are defined here, with
+ * libcurl's own prototypes (curl/curl.h, curl/multi.h), and resolve
+ * libcurl's with dlopen/dlsym on first use, once per process.
+ *
+ * curl_easy_setopt and curl_easy_getinfo are variadic: their one
+ * argument is a long, a curl_off_t, a data pointer or a function pointer
+ * (libcurl reads it with va_arg as the option's type), all passed in one
+ * 64-bit register or stack slot on the LP64 ABIs strata builds for;
+ * it is taken here as a void * and passed on in the same slot.
+ */
+#define CURL_DISABLE_TYPECHECK   /* the macros would rename what is defined here */
+#include <curl/curl.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "curl_load.h"
+
+#ifndef STRATA_LIBCURL_SONAME
+#define STRATA_LIBCURL_SONAME "libcurl.so.4"
+#endif
+
+_Static_assert(sizeof(long) == sizeof(void *) &&
+               sizeof(curl_off_t) == sizeof(void *),
+               "curl_easy_setopt's argument is forwarded in one pointer slot");
+
+static struct {
+  CURLcode (*global_init)(long);
+  CURL *(*easy_init)(void);
+  CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+  CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+  CURLcode (*easy_perform)(CURL *);
+  void (*easy_cleanup)(CURL *);
+  void (*easy_reset)(CURL *);
+  const char *(*easy_strerror)(CURLcode);
+  char *(*easy_escape)(CURL *, const char *, int);
+  void (*free)(void *);
+  struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+  void (*slist_free_all)(struct curl_slist *);
+  curl_version_info_data *(*version_info)(CURLversion);
+  CURLM *(*multi_init)(void);
+  CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+  CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+  CURLMcode (*multi_perform)(CURLM *, int *);
+  CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd[], unsigned int, int,
+                          int *);
+  CURLMsg *(*multi_info_read)(CURLM *, int *);
+  CURLMcode (*multi_cleanup)(CURLM *);
+} fn;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded;                 /* 1 loaded, -1 could not be */
+static char why[320];
+
+static void load(void)
+{
+  static const struct { void **slot; const char *name; } syms[] = {
+    { (void **)&fn.global_init, "curl_global_init" },
+    { (void **)&fn.easy_init, "curl_easy_init" },
+    { (void **)&fn.easy_setopt, "curl_easy_setopt" },
+    { (void **)&fn.easy_getinfo, "curl_easy_getinfo" },
+    { (void **)&fn.easy_perform, "curl_easy_perform" },
+    { (void **)&fn.easy_cleanup, "curl_easy_cleanup" },
+    { (void **)&fn.easy_reset, "curl_easy_reset" },
+    { (void **)&fn.easy_strerror, "curl_easy_strerror" },
+    { (void **)&fn.easy_escape, "curl_easy_escape" },
+    { (void **)&fn.free, "curl_free" },
+    { (void **)&fn.slist_append, "curl_slist_append" },
+    { (void **)&fn.slist_free_all, "curl_slist_free_all" },
+    { (void **)&fn.version_info, "curl_version_info" },
+    { (void **)&fn.multi_init, "curl_multi_init" },
+    { (void **)&fn.multi_add_handle, "curl_multi_add_handle" },
+    { (void **)&fn.multi_remove_handle, "curl_multi_remove_handle" },
+    { (void **)&fn.multi_perform, "curl_multi_perform" },
+    { (void **)&fn.multi_poll, "curl_multi_poll" },
+    { (void **)&fn.multi_info_read, "curl_multi_info_read" },
+    { (void **)&fn.multi_cleanup, "curl_multi_cleanup" },
+  };
+  size_t i;
+  /* RTLD_NODELETE: never unloaded, so pointers into it stay valid */
+  void *h = dlopen(STRATA_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if(!h) {
+    snprintf(why, sizeof(why), "libcurl could not be loaded: %s "
+             "(Debian package libcurl4)", dlerror());
+    loaded = -1;
+    return;
+  }
+  for(i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+    *syms[i].slot = dlsym(h, syms[i].name);
+    if(!*syms[i].slot) {
+      snprintf(why, sizeof(why), "%s has no %s: libcurl older than 7.66?",
+               STRATA_LIBCURL_SONAME, syms[i].name);
+      loaded = -1;
+      return;
+    }
+  }
+  loaded = 1;
+}
+
+static int ready(void)
+{
+  pthread_once(&once, load);
+  return loaded > 0;
+}
+
+int curl_load(void)
+{
+  return ready() ? 0 : -1;
+}
+
+const char *curl_load_error(void)
+{
+  return ready() ? "" : why;
+}
+
+int curl_loaded(void)
+{
+  void *h = dlopen(STRATA_LIBCURL_SONAME, RTLD_NOW | RTLD_NOLOAD);
+  if(h)
+    dlclose(h);
+  return h != NULL;
+}
+
+CURLcode curl_global_init(long flags)
+{
+  return ready() ? fn.global_init(flags) : CURLE_FAILED_INIT;
+}
+
+CURL *curl_easy_init(void)
+{
+  return ready() ? fn.easy_init() : NULL;
+}
+
+CURLcode curl_easy_setopt(CURL *c, CURLoption option, ...)
+{
+  va_list ap;
+  void *arg;
+  va_start(ap, option);
+  arg = va_arg(ap, void *);
+  va_end(ap);
+  return ready() ? fn.easy_setopt(c, option, arg) : CURLE_FAILED_INIT;
+}
+
+CURLcode curl_easy_getinfo(CURL *c, CURLINFO info, ...)
+{
+  va_list ap;
+  void *arg;
+  va_start(ap, info);
+  arg = va_arg(ap, void *);
+  va_end(ap);
+  return ready() ? fn.easy_getinfo(c, info, arg) : CURLE_FAILED_INIT;
+}
+
+CURLcode curl_easy_perform(CURL *c)
+{
+  return ready() ? fn.easy_perform(c) : CURLE_FAILED_INIT;
+}
+
+void curl_easy_cleanup(CURL *c)
+{
+  if(ready())
+    fn.easy_cleanup(c);
+}
+
+void curl_easy_reset(CURL *c)
+{
+  if(ready())
+    fn.easy_reset(c);
+}
+
+const char *curl_easy_strerror(CURLcode code)
+{
+  return ready() ? fn.easy_strerror(code) : why;
+}
+
+char *curl_easy_escape(CURL *c, const char *s, int length)
+{
+  return ready() ? fn.easy_escape(c, s, length) : NULL;
+}
+
+void curl_free(void *p)
+{
+  if(ready())
+    fn.free(p);
+}
+
+struct curl_slist *curl_slist_append(struct curl_slist *l, const char *s)
+{
+  return ready() ? fn.slist_append(l, s) : NULL;
+}
+
+void curl_slist_free_all(struct curl_slist *l)
+{
+  if(ready())
+    fn.slist_free_all(l);
+}
+
+curl_version_info_data *curl_version_info(CURLversion v)
+{
+  return ready() ? fn.version_info(v) : NULL;
+}
+
+CURLM *curl_multi_init(void)
+{
+  return ready() ? fn.multi_init() : NULL;
+}
+
+CURLMcode curl_multi_add_handle(CURLM *m, CURL *c)
+{
+  return ready() ? fn.multi_add_handle(m, c) : CURLM_INTERNAL_ERROR;
+}
+
+CURLMcode curl_multi_remove_handle(CURLM *m, CURL *c)
+{
+  return ready() ? fn.multi_remove_handle(m, c) : CURLM_INTERNAL_ERROR;
+}
+
+CURLMcode curl_multi_perform(CURLM *m, int *running)
+{
+  return ready() ? fn.multi_perform(m, running) : CURLM_INTERNAL_ERROR;
+}
+
+CURLMcode curl_multi_poll(CURLM *m, struct curl_waitfd extra[],
+                          unsigned int nextra, int timeout_ms, int *numfds)
+{
+  return ready() ? fn.multi_poll(m, extra, nextra, timeout_ms, numfds)
+                 : CURLM_INTERNAL_ERROR;
+}
+
+CURLMsg *curl_multi_info_read(CURLM *m, int *left)
+{
+  return ready() ? fn.multi_info_read(m, left) : NULL;
+}
+
+CURLMcode curl_multi_cleanup(CURLM *m)
+{
+  return ready() ? fn.multi_cleanup(m) : CURLM_INTERNAL_ERROR;
+}
