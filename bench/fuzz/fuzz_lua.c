@@ -26,6 +26,20 @@
 
 int luaopen_cjson(lua_State *L);
 int luaopen_strata_yaml(lua_State *L);
+int core_lua_denull(lua_State *L);      /* engine/core/walk_lua.c */
+int core_lua_clean_copy(lua_State *L);
+
+/* The part of "strata.core" the Lua parsers use (the journal's reader):
+ * the table walks, without the rest of the core (fork, files). */
+static int open_core_walks(lua_State *L)
+{
+  lua_newtable(L);
+  lua_pushcfunction(L, core_lua_denull);
+  lua_setfield(L, -2, "denull");
+  lua_pushcfunction(L, core_lua_clean_copy);
+  lua_setfield(L, -2, "clean_copy");
+  return 1;
+}
 
 static lua_State *L;
 static char journal_path[64];
@@ -69,6 +83,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
   lua_setfield(L, -2, "cjson");
   lua_pushcfunction(L, luaopen_strata_yaml);
   lua_setfield(L, -2, "strata.yaml");
+  lua_pushcfunction(L, open_core_walks);
+  lua_setfield(L, -2, "strata.core");
   lua_pop(L, 1);
   /* modules from the source tree; stderr notes (skipped lines) muted */
   if(luaL_dostring(L, "package.path = '" STRATA_LUA_DIR "/?.lua;' .. package.path\n"

@@ -742,6 +742,10 @@ static int l_getpid(lua_State *L)
   return 1;
 }
 
+/* walk_lua.c */
+int core_lua_denull(lua_State *L);
+int core_lua_clean_copy(lua_State *L);
+
 static const luaL_Reg core_funcs[] = {
   { "isolate", l_isolate },
   { "fork_server", l_fork_server },
@@ -761,6 +765,8 @@ static const luaL_Reg core_funcs[] = {
   { "exe_dir", l_exe_dir },
   { "sha256", l_sha256 },
   { "getpid", l_getpid },
+  { "denull", core_lua_denull },
+  { "clean_copy", core_lua_clean_copy },
   { NULL, NULL }
 };
 

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "curl_load.h"
+#include "strata.h"
 
 struct sink { char *p; size_t n, cap; };
 
@@ -32,34 +33,18 @@ static size_t on_data(char *d, size_t size, size_t nmemb, void *arg)
   return n;
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-  FILE *f = fopen(path, "rb");
-  char *p;
-  long len;
-  if(!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  p = malloc((size_t)len + 1);
-  *n = p ? fread(p, 1, (size_t)len, f) : 0;
-  fclose(f);
-  return p;
-}
-
 int main(void)
 {
   struct sink s = { NULL, 0, 0 };
   char url[4200];
   size_t want_n = 0;
-  char *want = slurp(__FILE__, &want_n);
+  char *want = NULL;
   curl_off_t got = -1;
   long code = -1;
   CURL *e;
   CURLcode rc;
 
-  CHECK(want != NULL && want_n > 0);
+  CHECK(strata_read_file(__FILE__, 0, &want, NULL, &want_n) == 0 && want_n > 0);
   CHECK(!curl_loaded());                    /* nothing has called it yet */
   CHECK(curl_load() == 0);
   CHECK(strcmp(curl_load_error(), "") == 0);

@@ -1,6 +1,7 @@
 /*
  * report.c - sheet names and colours for the workbook writer (no Lua).
  */
+#include <math.h>
 #include <string.h>
 
 #include "report.h"
@@ -107,4 +108,74 @@ int report_parse_color(const char *s, uint32_t *rgb)
     return -1;
   *rgb = v;
   return 0;
+}
+
+int report_utf8_valid(const char *s, size_t n)
+{
+  const unsigned char *p = (const unsigned char *)s;
+
+  while(n) {
+    size_t len = utf8_seq(p, n);
+    if(!len)
+      return 0;
+    p += len;
+    n -= len;
+  }
+  return 1;
+}
+
+size_t report_text_chars(const char *s, size_t n)
+{
+  size_t chars = 0;
+
+  if(!report_utf8_valid(s, n))
+    return n;
+  /* valid: one character per byte that does not continue a sequence */
+  for(size_t i = 0; i < n; i++)
+    chars += ((unsigned char)s[i] & 0xc0) != 0x80;
+  return chars;
+}
+
+size_t report_text_width(const char *s, size_t n)
+{
+  const char *nl = memchr(s, '\n', n);
+  size_t w = 0;
+
+  if(!nl)
+    return report_text_chars(s, n);
+  /* each line counted alone, as (s .. "\n"):gmatch("([^\n]*)\n") splits */
+  for(;;) {
+    size_t len = nl ? (size_t)(nl - s) : n;
+    size_t c = report_text_chars(s, len);
+    if(c > w)
+      w = c;
+    if(!nl)
+      return w;
+    n -= len + 1;
+    s = nl + 1;
+    nl = memchr(s, '\n', n);
+  }
+}
+
+/* digits of a (>= 0, finite) and the rest of the width */
+static int64_t width_of(double a, int negative, int whole)
+{
+  int64_t digits = a < 10 ? 1 : (int64_t)floor(log10(a)) + 1;
+  return digits + (digits - 1) / 3 + negative + (whole ? 0 : 4) + 1;
+}
+
+int64_t report_number_width(double v)
+{
+  if(!isfinite(v))
+    return 0;
+  return width_of(fabs(v), v < 0, v == floor(v));
+}
+
+int64_t report_integer_width(int64_t v)
+{
+  /* math.abs wraps the smallest integer to itself, as Lua does */
+  int64_t a = v < 0 ? (int64_t)(0 - (uint64_t)v) : v;
+  if(a < 10)
+    return 1 + (v < 0) + 1;
+  return width_of((double)a, v < 0, 1);
 }

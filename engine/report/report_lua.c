@@ -132,7 +132,7 @@ static int l_book_worksheet(lua_State *L)
   ws = workbook_add_worksheet(b->wb, name);
   if(!ws)
     return luaL_error(L, "report.worksheet: %s: cannot add", name);
-  report_new_child(L, SHEET_MT, ws);
+  report_new_sheet(L, ws);
   return 1;
 }
 
@@ -349,27 +349,34 @@ static const luaL_Reg funcs[] = {
   { "version", l_version },
   { NULL, NULL } };
 
-static void createmeta(lua_State *L, const char *name, const luaL_Reg *m)
+static void createmeta(lua_State *L, const char *name, const luaL_Reg *m,
+                       const luaL_Reg *more)
 {
   luaL_newmetatable(L, name);
   lua_newtable(L);
   luaL_setfuncs(L, m, 0);
+  if(more)
+    luaL_setfuncs(L, more, 0);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
 }
 
 int luaopen_strata_report(lua_State *L)
 {
-  createmeta(L, BOOK_MT, book_methods);
+  createmeta(L, BOOK_MT, book_methods, NULL);
   luaL_getmetatable(L, BOOK_MT);
   lua_pushcfunction(L, l_book_gc);
   lua_setfield(L, -2, "__gc");
   lua_pushcfunction(L, l_book_gc);
   lua_setfield(L, -2, "__close");
   lua_pop(L, 1);
-  createmeta(L, SHEET_MT, report_sheet_methods);
-  createmeta(L, FORMAT_MT, (const luaL_Reg[]){ { NULL, NULL } });
-  createmeta(L, CHART_MT, report_chart_methods);
+  createmeta(L, SHEET_MT, report_sheet_methods, report_layout_methods);
+  luaL_getmetatable(L, SHEET_MT);
+  lua_pushcfunction(L, report_sheet_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  createmeta(L, FORMAT_MT, (const luaL_Reg[]){ { NULL, NULL } }, NULL);
+  createmeta(L, CHART_MT, report_chart_methods, NULL);
   luaL_newlib(L, funcs);
   return 1;
 }

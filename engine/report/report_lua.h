@@ -47,7 +47,13 @@ int report_opt_enum(lua_State *L, int idx, const char *fn, const char *field,
 lxw_row_t report_check_row(lua_State *L, int idx);
 lxw_col_t report_check_col(lua_State *L, int idx);
 
+/* A worksheet handle (report_layout_lua.c: it also counts what its writes
+ * lay out) for ws; the workbook is at index 1.  __gc: report_sheet_gc. */
+void *report_new_sheet(lua_State *L, lxw_worksheet *ws);
+int report_sheet_gc(lua_State *L);
+
 extern const luaL_Reg report_sheet_methods[];
+extern const luaL_Reg report_layout_methods[];
 extern const luaL_Reg report_chart_methods[];
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * report_test.c - unit test of the workbook writer's Lua-free part:
  * sheet-name sanitising (forbidden characters, UTF-8 boundaries, the 31
- * character limit, apostrophes) and colour parsing.
+ * character limit, apostrophes), colour parsing, and the widths the
+ * layout counts (report_layout_lua.c: the same as Lua's utf8.len and the
+ * writer's number rule).
  */
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +70,33 @@ int main(void)
   expect_color("#1F4E78A", -1, 0);
   expect_color("#GG0000", -1, 0);
   expect_color(NULL, -1, 0);
+
+  /* Texts: characters as utf8.len counts them, bytes when not UTF-8. */
+  CHECK(report_utf8_valid("", 0));
+  CHECK(report_utf8_valid("a\0b", 3));             /* NUL is a character */
+  CHECK(report_utf8_valid("\xe2\x86\x92", 3));
+  CHECK(!report_utf8_valid("\xe2\x86", 2));        /* cut sequence */
+  CHECK(!report_utf8_valid("\xc0\xaf", 2));        /* overlong */
+  CHECK(!report_utf8_valid("\xed\xa0\x80", 3));    /* surrogate */
+  CHECK(!report_utf8_valid("\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
+  CHECK(report_text_chars("GPU \xe2\x86\x92 NIC", 11) == 9);
+  CHECK(report_text_chars("a\xff" "b", 3) == 3);
+  CHECK(report_text_width("ab\ncdef\n", 8) == 4);  /* the widest line */
+  CHECK(report_text_width("\xc3\xa9\xc3\xa9\nabc", 8) == 3);
+  CHECK(report_text_width("\xc3\xa9\xff\nab", 6) == 3);  /* that line's bytes */
+  /* Numbers: digits, separators, sign, 4 for decimals, plus one. */
+  CHECK(report_integer_width(0) == 2);
+  CHECK(report_integer_width(9) == 2);
+  CHECK(report_integer_width(10) == 3);
+  CHECK(report_integer_width(1000) == 6);            /* 1,000 */
+  CHECK(report_integer_width(-1234567) == 11);       /* -1,234,567 */
+  CHECK(report_integer_width(INT64_MIN) == 3);       /* math.abs wraps */
+  CHECK(report_number_width(2.5) == 6);
+  CHECK(report_number_width(1000.0) == 6);
+  CHECK(report_number_width(-0.001) == 7);
+  CHECK(report_number_width(1e300) == 402);
+  CHECK(report_number_width(0.0 / 0.0) == 0);
+  CHECK(report_number_width(1.0 / 0.0) == 0);
 
   return check_result("report_test");
 }

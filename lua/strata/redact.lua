@@ -161,51 +161,17 @@ function M.mask(s)
 end
 
 -- v with secrets masked (keys too: a metric's name is a key) and text
--- made UTF-8: a table is copied only where something in it changed (most
--- records have nothing to mask: the journal writes one per cell), so the
--- result may share tables with v and is never to be changed in place.
--- A table met twice is cleaned once; a cycle stays a cycle (the encoder
--- then refuses it) instead of recursing for ever.
+-- made UTF-8: a table is copied only where something in it, or below it,
+-- changed (most records have nothing to mask: the journal writes one per
+-- cell), so the result may share tables with v and is never to be changed
+-- in place.  A table met twice is cleaned once; a structure with a cycle
+-- is copied whole and the cycle stays a cycle (the encoder then refuses
+-- it) instead of recursing for ever.  The walk is core.clean_copy
+-- (engine/core/walk_lua.c: it runs for every value of every journal
+-- record and of the run model); the memos above answer it first.
+local clean_copy = require("strata.core").clean_copy
 function M.clean(v)
-  local memo = {}
-  local mask_text = M.mask
-  -- (the memo tables are looked at first: this runs for every value of
-  -- every journal record and of the run model)
-  local function clean(x)
-    if type(x) == "string" then return masked[x] or mask_text(x) end
-    if type(x) ~= "table" then return x end
-    if memo[x] then return memo[x] end
-    memo[x] = x
-    local out
-    for k, y in pairs(x) do
-      local ty, k2, y2 = type(y), k, y
-      if type(k) == "string" then
-        local secret = secret_keys[k]
-        if secret == nil then secret = is_secret_key(k) end
-        k2 = masked[k] or mask_text(k)
-        if secret and ty ~= "table" and ty ~= "number" and ty ~= "boolean" then
-          y2, ty = "***", "masked"
-        end
-      end
-      if ty == "table" then y2 = clean(y)
-      elseif ty == "string" then y2 = masked[y] or mask_text(y) end
-      if k2 ~= k or y2 ~= y then
-        if not out then
-          out = {}
-          for kk, yy in pairs(x) do out[kk] = yy end
-        end
-        if k2 ~= k then out[k] = nil end
-        out[k2] = y2
-      end
-    end
-    if out then
-      out = setmetatable(out, getmetatable(x))
-      memo[x] = out
-      return out
-    end
-    return x
-  end
-  return clean(v)
+  return clean_copy(v, masked, secret_keys, M.mask, is_secret_key)
 end
 
 -- stderr and stdout through M.mask, for this process and the cells it

@@ -56,18 +56,26 @@ end
 
 -- Text (a reason, an error) with every "<root>/" of the spec folders cut
 -- out: "/opt/strata/specs/s3/s3.lua:40: ..." -> "s3/s3.lua:40: ...".
-function M.short_paths(text, roots)
-  if type(text) ~= "string" then return text end
+-- M.shortener(roots) is the same as a function of text alone, for many
+-- texts (a sheet's rows).
+function M.shortener(roots)
   local rs = {}
   for _, r in ipairs(roots or {}) do
     r = tostring(r):gsub("/+$", "")
     if r ~= "" and r ~= "." then rs[#rs + 1] = r end
   end
   table.sort(rs, function(a, b) return #a > #b end)
-  for _, r in ipairs(rs) do
-    text = text:gsub((r .. "/"):gsub("%p", "%%%0"), "")
+  for i, r in ipairs(rs) do rs[i] = (r .. "/"):gsub("%p", "%%%0") end
+  return function(text)
+    if type(text) ~= "string" then return text end
+    for _, pat in ipairs(rs) do text = text:gsub(pat, "") end
+    return text
   end
-  return text
+end
+
+function M.short_paths(text, roots)
+  if type(text) ~= "string" then return text end
+  return M.shortener(roots)(text)
 end
 
 -- One line for a test's criterion (strata.verdict's resolved criteria):

@@ -8,6 +8,7 @@ local units = require "strata.units"
 
 local M = {}
 local fmt, finite = common.fmt, common.finite
+local abs, floor, huge = math.abs, math.floor, math.huge
 
 local MAX_TEXT = 32767        -- Excel's limit on a cell's text
 local CHART_ROWS = 20         -- rows a default-scaled chart covers (x1.3)
@@ -82,15 +83,6 @@ function M.sheet_title(id, title)
   return out
 end
 
--- The worksheet named name (reserved with M.unique or a fixed name).
-function M.new(ctx, name)
-  ctx.names[name:lower()] = true
-  local S = setmetatable({ ws = ctx.wb:worksheet(name), name = name,
-    widths = {}, ctx = ctx, wrapped = {}, fixed = {}, minw = {} }, Sheet)
-  S.ws:setup { landscape = true }
-  return S
-end
-
 local function clean(v)
   if type(v) ~= "string" then return v end
   v = common.utf8_clean(v)
@@ -101,43 +93,30 @@ local function clean(v)
   return v
 end
 
-local abs, floor, log, ulen = math.abs, math.floor, math.log, utf8.len
-local function display_width(v)
-  if v == nil then return 0 end
-  local ty = type(v)
-  if ty == "number" then
-    -- digits, thousands separators, sign and a few decimals; no formatting
-    if not finite(v) then return 0 end
-    local a = abs(v)
-    local digits = a < 10 and 1 or floor(log(a, 10)) + 1
-    return digits + (digits - 1) // 3 + (v < 0 and 1 or 0)
-      + (v == floor(v) and 0 or 4) + 1
-  end
-  if ty == "boolean" then return 5 end
-  v = tostring(v)
-  if not v:find("\n", 1, true) then return ulen(v) or #v end
-  local w = 0
-  for line in (v .. "\n"):gmatch("([^\n]*)\n") do
-    local n = ulen(line) or #line
-    if n > w then w = n end
-  end
-  return w
+-- The worksheet named name (reserved with M.unique or a fixed name).  Its
+-- writes (ws:put, ws:put_rows: engine/report/report_layout_lua.c) count
+-- each column's width and remember the wrapped texts for fit_columns.
+function M.new(ctx, name)
+  ctx.names[name:lower()] = true
+  local S = setmetatable({ ws = ctx.wb:worksheet(name), name = name,
+    ctx = ctx, fixed = {}, minw = {} }, Sheet)
+  S.ws:layout { wrapping = ctx.wrapping, clean = clean }
+  S.ws:setup { landscape = true }
+  return S
 end
 
--- Write v (number, string, boolean, nil -> blank; NaN -> blank) at r, c.
+-- Write v (number, string, boolean, nil -> blank; NaN -> blank; a table
+-- -> blank) at r, c; nothing when v is nil and there is no format.
 -- nowidth: do not count it for the column's width (cover texts).
 function Sheet:put(r, c, v, f, nowidth)
-  if type(v) == "table" then v = nil end
-  v = clean(v)
-  if v == nil and not f then return end
-  self.ws:write(r, c, v, f)
-  if type(v) == "string" and self.ctx.wrapping[f] then
-    self.wrapped[#self.wrapped + 1] = { r, c, v }
-  end
-  if not nowidth then
-    local w = display_width(v)
-    if w > (self.widths[c] or 0) then self.widths[c] = w end
-  end
+  self.ws:put(r, c, v, f, nowidth)
+end
+
+-- rows[i][j] at (r + i - 1, c + j - 1) for j = 1 .. #cols, cols[j] saying
+-- how column j picks a cell's format: cells[i], by[value], else num (a
+-- number) or text (the rest); nowidth as for put.
+function Sheet:put_rows(r, c, rows, cols)
+  self.ws:put_rows(r, c, rows, cols)
 end
 
 function Sheet:merge(r0, c0, r1, c1, text, f)
@@ -146,17 +125,7 @@ end
 
 function Sheet:url(r, c, url, f, text)
   self.ws:write_url(r, c, url, f, clean(text))
-  self.widths[c] = math.max(self.widths[c] or 0, display_width(text))
-end
-
--- Lines a text takes in a wrapping cell width characters wide.
-local function lines_for(text, width)
-  local n = 0
-  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
-    local len = utf8.len(line) or #line
-    n = n + math.max(1, math.ceil(len / math.max(width, 1)))
-  end
-  return n
+  self.ws:widen(c, text)
 end
 
 -- Column widths from what was written: fixed[c] wins, else between 6 and
@@ -164,7 +133,7 @@ end
 -- height their longest cell needs (viewers do not all compute it).
 function Sheet:fit_columns(fixed, maxw)
   local final, total = {}, 0
-  for c, w in pairs(self.widths) do
+  for c, w in pairs(self.ws:widths()) do
     local width = fixed and fixed[c] or
       math.max(6, self.minw[c] or 0, math.min(w + 2, maxw or 50))
     final[c] = width
@@ -174,25 +143,14 @@ function Sheet:fit_columns(fixed, maxw)
   -- printed one page wide; a very wide sheet two pages wide (one would
   -- shrink it past reading)
   self.ws:setup { fit_width = total <= 360 and 1 or 2, fit_height = 0 }
-  local rows = {}
-  for _, w in ipairs(self.wrapped) do
-    local n = lines_for(w[3], final[w[2]] or 8.43)
-    if n > (rows[w[1]] or 1) then rows[w[1]] = n end
-  end
-  for r, n in pairs(rows) do
+  for r, n in pairs(self.ws:wrapped_lines(final, 8.43)) do
     self.ws:set_row(r, 15 * math.min(n, 20))
   end
 end
 
--- A number format that suits every value in values (finite numbers).
-function M.numfmt(values)
-  local maxabs, allint = 0, true
-  for _, v in ipairs(values) do
-    if finite(v) then
-      if v ~= math.floor(v) then allint = false end
-      maxabs = math.max(maxabs, math.abs(v))
-    end
-  end
+-- The number format of values whose largest magnitude is maxabs, all
+-- whole or not.
+local function numfmt_for(maxabs, allint)
   if allint then return "#,##0" end
   if maxabs >= 1000 then return "#,##0.0" end
   if maxabs >= 10 then return "#,##0.0#" end
@@ -200,32 +158,57 @@ function M.numfmt(values)
   return "0.00E+00"
 end
 
+-- A number format that suits every value in values (finite numbers).
+function M.numfmt(values)
+  local maxabs, allint = 0, true
+  for _, v in ipairs(values) do
+    if finite(v) then
+      if v ~= floor(v) then allint = false end
+      maxabs = math.max(maxabs, abs(v))
+    end
+  end
+  return numfmt_for(maxabs, allint)
+end
+
+-- M.numfmt{ v } without the list.
+function M.numfmt1(v)
+  if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
+    return "#,##0"
+  end
+  return numfmt_for(abs(v), v == floor(v))
+end
+
 -- Write a header row and rows (lists of values) at row r, col c0; number
--- columns get one format each; cellfmt(i, j, v) may return an override.
--- Returns the last row written.
-local function grid(S, r, c0, columns, rows, cellfmt, narrow_header)
+-- columns get one format each, the rest F.text; colfmt[j] (optional) may
+-- override column j's: { cells = {[i] = format}, by = {[value] = format},
+-- num =, text = } (Sheet:put_rows).  Returns the last row written.
+local function grid(S, r, c0, columns, rows, colfmt, narrow_header)
   local F = S.ctx.F
   for j, h in ipairs(columns) do
     S:put(r, c0 + j - 1, fmt(h), F.header, narrow_header and j > 2)
   end
-  local nf = {}
+  local spec = {}
   for j = 1, #columns do
-    local nums = {}
-    for _, row in ipairs(rows) do
-      if type(row[j]) == "number" then nums[#nums + 1] = row[j] end
-    end
-    nf[j] = #nums > 0 and M.numfmt(nums) or nil
-  end
-  for i, row in ipairs(rows) do
-    for j = 1, #columns do
-      local v = row[j]
-      local f = cellfmt and cellfmt(i, j, v)
-      if not f then
-        f = type(v) == "number" and F.numfmt(nf[j]) or F.text
+    local c = colfmt and colfmt[j] or {}
+    local num = c.num
+    if not num then
+      local any, maxabs, allint = false, 0, true
+      for _, row in ipairs(rows) do
+        local v = row[j]
+        if type(v) == "number" then
+          any = true
+          if v == v and v ~= huge and v ~= -huge then
+            if allint and v ~= floor(v) then allint = false end
+            local a = abs(v)
+            if a > maxabs then maxabs = a end
+          end
+        end
       end
-      S:put(r + i, c0 + j - 1, v, f)
+      num = any and F.numfmt(numfmt_for(maxabs, allint)) or nil
     end
+    spec[j] = { cells = c.cells, by = c.by, num = num, text = c.text or F.text }
   end
+  S:put_rows(r + 1, c0, rows, spec)
   return r + #rows
 end
 M.grid = grid
@@ -327,6 +310,17 @@ local function metric_names(rs, headline)
   return names
 end
 
+-- metric_names{ res } without the lists: one result's metrics.
+local function result_metrics(res, headline)
+  local names, values = {}, res.metrics or {}
+  for k in pairs(values) do
+    if k ~= headline and k:sub(1, 6) ~= "delta." then names[#names + 1] = k end
+  end
+  if names[2] then table.sort(names) end
+  if headline and values[headline] ~= nil then table.insert(names, 1, headline) end
+  return names
+end
+
 local function failed_metrics(r)
   local bad = {}
   for _, c in ipairs(r.checks or {}) do
@@ -419,13 +413,14 @@ local function write_cells(S, r, t, rs, metrics, base, roots)
   cols[#cols + 1] = "Time (s)"
   cols[#cols + 1] = "Failed checks / reason"
   local rows, bad = {}, {}
+  local short, np, none = common.shortener(roots), #params, {}
   for i, res in ipairs(rs) do
-    local row = {}
-    for j, p in ipairs(params) do row[j] = (res.cell or {})[p] end
+    local row, cell, values = {}, res.cell or none, res.metrics or none
+    for j, p in ipairs(params) do row[j] = cell[p] end
     for j, m in ipairs(metrics) do
-      local v = (res.metrics or {})[m]
+      local v = values[m]
       if type(v) == "number" and not finite(v) then v = nil end
-      row[#params + j] = v
+      row[np + j] = v
     end
     if hm then
       local bm = baseline_of(base, res)
@@ -434,22 +429,31 @@ local function write_cells(S, r, t, rs, metrics, base, roots)
       row[ncore] = require("strata.compare").pct(bv, (res.metrics or {})[hm])
     end
     row[ncore + 1] = res.status
-    row[ncore + 2] = finite(res.duration_s) and res.duration_s or nil
+    local d = res.duration_s
+    row[ncore + 2] = type(d) == "number" and d == d and d ~= huge and d ~= -huge
+      and d or nil
     local why = common.failed_checks(res)
     if #why == 0 and res.reason then why = { res.reason } end
-    row[ncore + 3] = common.short_paths(table.concat(why, "; "), roots)
+    row[ncore + 3] = short(table.concat(why, "; "))
     rows[i] = row
     bad[i] = failed_metrics(res)
   end
-  local last = grid(S, r, 0, cols, rows, function(i, j, v)
-    if j == ncore + 1 then return F.for_status(v) end
-    if j == ncore + 3 then return F.wrap end
-    local m = metrics[j - #params]
-    if m and bad[i][m] then
-      return type(v) == "number"
-        and F.numfmt(M.numfmt({ v }), true) or F.bad_text
+  -- status coloured, reasons wrapped, failed metrics red
+  local colfmt = {
+    [ncore + 1] = { by = F.status, num = F.status_other, text = F.status_other },
+    [ncore + 3] = { num = F.wrap, text = F.wrap } }
+  for k, m in ipairs(metrics) do
+    local j, cells = #params + k, {}
+    for i, row in ipairs(rows) do
+      if bad[i][m] then
+        local v = row[j]
+        cells[i] = type(v) == "number" and F.numfmt(M.numfmt1(v), true)
+          or F.bad_text
+      end
     end
-  end)
+    colfmt[j] = { cells = cells }
+  end
+  local last = grid(S, r, 0, cols, rows, colfmt)
   S.ws:autofilter(r, 0, math.max(last, r), #cols - 1)
   for _, row in ipairs(rows) do
     if row[ncore + 3] ~= "" then S.fixed[ncore + 2] = 56 end
@@ -486,16 +490,18 @@ function write_single(S, r, res, metrics, base)
       rows[i][6] = require("strata.compare").pct(bv, v)
     end
   end
-  local last = grid(S, r, 0, cols, rows, function(i, j, v)
-    if j == 4 then return F.wrap end
-    if j == 2 then
-      local nf = type(v) == "number" and M.numfmt({ v }) or nil
-      if bad[rows[i][1]] then
-        return nf and F.numfmt(nf, true) or F.bad_text
-      end
-      return nf and F.numfmt(nf) or F.text
+  local values = {}
+  for i, row in ipairs(rows) do
+    local v = row[2]
+    local nf = type(v) == "number" and M.numfmt1(v) or nil
+    if bad[row[1]] then
+      values[i] = nf and F.numfmt(nf, true) or F.bad_text
+    else
+      values[i] = nf and F.numfmt(nf) or F.text
     end
-  end)
+  end
+  local last = grid(S, r, 0, cols, rows, { [2] = { cells = values },
+    [4] = { num = F.wrap, text = F.wrap } })
   for _, row in ipairs(rows) do
     if row[4] then S.fixed[3] = 60 end
   end
@@ -518,17 +524,19 @@ local function write_pivot(S, r, rs, params, headline)
     for _, res in ipairs(rs) do l[#l + 1] = (res.cell or {})[p2] end
     ys = sorted_unique(l)
   end
-  local value, failed, any = {}, {}, false
+  local value, failed, at, any = {}, {}, {}, false
   for _, res in ipairs(rs) do
-    if finite((res.metrics or {})[headline]) then any = true end
+    if finite((res.metrics or {})[headline]) then any = true break end
   end
   if not any then return r - 1 end   -- nothing measured: no empty grid
   for _, res in ipairs(rs) do
     local c = res.cell or {}
     local key = tostring(c[p1]) .. "\0" .. (p2 and tostring(c[p2]) or "")
     local v = (res.metrics or {})[headline]
-    value[key] = finite(v) and v or nil
+    value[key] = type(v) == "number" and v == v and v ~= huge and v ~= -huge
+      and v or nil
     failed[key] = failed_metrics(res)[headline]
+    if failed[key] then at[key] = { tostring(c[p1]), p2 and tostring(c[p2]) or "" } end
   end
   local hm = with_unit(rs, headline)
   S:put(r, 0, p2 and ("%s by %s and %s"):format(hm, p1, p2)
@@ -548,13 +556,24 @@ local function write_pivot(S, r, rs, params, headline)
     end
   end
   local nf = M.numfmt(nums)
-  local last = grid(S, r, 0, header, rows, function(i, j, v)
-    if j == 1 then
-      return type(v) == "number" and F.key_num[M.numfmt(xs)] or F.key
-    end
-    local key = tostring(xs[i]) .. "\0" .. (p2 and tostring(ys[j - 1]) or "")
-    return F.numfmt(nf, failed[key] and true or false)
-  end)
+  -- x keys bold, values in one format, red where the headline failed
+  local anynum = false
+  for _, x in ipairs(xs) do
+    if type(x) == "number" then anynum = true end
+  end
+  local colfmt = { { num = anynum and F.key_num[M.numfmt(xs)] or nil,
+                     text = F.key } }
+  local row_of, col_of = {}, {}
+  for i, x in ipairs(xs) do row_of[tostring(x)] = i end
+  for j, y in ipairs(ys) do
+    col_of[p2 and tostring(y) or ""] = j + 1
+    colfmt[j + 1] = { num = F.numfmt(nf), text = F.numfmt(nf), cells = {} }
+  end
+  for key, bad in pairs(failed) do
+    local i, j = row_of[at[key][1]], col_of[at[key][2]]
+    if bad and i and j then colfmt[j].cells[i] = F.numfmt(nf, true) end
+  end
+  local last = grid(S, r, 0, header, rows, colfmt)
   if #xs < 2 or #nums < 2 then return last end
   local series = {}
   for j = 1, #ys do series[j] = j end
@@ -683,14 +702,16 @@ function M.write_test(ctx, p)
     r = write_pivot(S, r, rs, params, headline) + 2
   end
   for _, res in ipairs(rs) do
-    local label = #rs > 1 and verdict.label(params, res.cell) or ""
+    local label = res.tables and res.tables[1] and #rs > 1
+      and verdict.label(params, res.cell) or ""
     for _, tb in ipairs(res.tables or {}) do
       r = write_emitted(S, r, tb, label) + 2
     end
   end
   local notes = {}
   for _, res in ipairs(rs) do
-    local label = #rs > 1 and verdict.label(params, res.cell) or ""
+    local label = res.notes and res.notes[1] and #rs > 1
+      and verdict.label(params, res.cell) or ""
     for _, n in ipairs(res.notes or {}) do
       notes[#notes + 1] = (label ~= "" and ("[" .. label .. "] ") or "")
         .. tostring(n)
@@ -717,37 +738,40 @@ function M.write_metrics(ctx, model)
                  "Check" }
   for j, h in ipairs(cols) do S:put(hr, j - 1, h, F.header) end
   local r = hr
+  local rows, value_fmt, full = {}, {}, false
   for _, res in ipairs(model.results or {}) do
     local bad, judged = failed_metrics(res), {}
     for _, c in ipairs(res.checks or {}) do
       if c.metric then judged[c.metric] = true end
     end
     local label = verdict.label(res.params, res.cell)
-    for _, m in ipairs(metric_names({ res }, res.headline)) do
+    for _, m in ipairs(result_metrics(res, res.headline)) do
       local v = res.metrics[m]
       if r + 1 >= ROW_LIMIT then
-        S:put(r + 1, 0, "The sheet is full: run.json has every value.",
-              F.note, true)
+        full = true
         goto full
       end
       r = r + 1
-      S:put(r, 0, res.id, F.text)
-      S:put(r, 1, res.layer, F.text)
-      S:put(r, 2, label, F.text)
-      S:put(r, 3, m, F.text)
+      local i = #rows + 1
       if type(v) == "number" then
-        S:put(r, 4, finite(v) and v or nil, F.numfmt(M.numfmt({ v }),
-              bad[m] or false))
+        value_fmt[i] = F.numfmt(M.numfmt1(v), bad[m] or false)
+        if v ~= v or v == huge or v == -huge then v = nil end
       else
-        S:put(r, 4, v, bad[m] and F.bad_text or F.text)
+        value_fmt[i] = bad[m] and F.bad_text or F.text
       end
-      S:put(r, 5, units.of(res.units, m), F.text)
       -- FAIL only where a check on this metric failed; blank: recorded
-      local check = bad[m] and "FAIL" or judged[m] and "PASS" or nil
-      S:put(r, 6, check, check and F.for_status(check) or F.text)
+      rows[i] = { res.id, res.layer, label, m, v, units.of(res.units, m),
+                  bad[m] and "FAIL" or judged[m] and "PASS" or nil }
     end
   end
   ::full::
+  local text = { num = F.text, text = F.text }
+  S:put_rows(hr + 1, 0, rows, { text, text, text, text, { cells = value_fmt },
+    text, { by = F.status, num = F.text, text = F.text } })
+  if full then
+    S:put(r + 1, 0, "The sheet is full: run.json has every value.", F.note,
+          true)
+  end
   S.ws:freeze_panes(hr + 1, 0)
   S.ws:autofilter(hr, 0, math.max(r, hr), #cols - 1)
   S:fit_columns({ [4] = 14 }, 40)
@@ -914,13 +938,19 @@ function M.write_counters(ctx, model)
       rows[i] = row
       if hr + i >= ROW_LIMIT then break end
     end
-    last = grid(S, hr, 0, cols, rows, function(i, j, v)
-      if j == 1 then return F.text end
-      if type(v) == "number" then
-        return F.numfmt(M.numfmt({ v }), failed[tests[j - 1] .. "\0"
-                                                 .. series[i]] or false)
+    local colfmt = { { num = F.text, text = F.text } }
+    for j, id in ipairs(tests) do
+      local cells = {}
+      for i, row in ipairs(rows) do
+        local v = row[j + 1]
+        if type(v) == "number" then
+          cells[i] = F.numfmt(M.numfmt1(v), failed[id .. "\0" .. series[i]]
+                              or false)
+        end
       end
-    end)
+      colfmt[j + 1] = { cells = cells }
+    end
+    last = grid(S, hr, 0, cols, rows, colfmt)
     S.ws:autofilter(hr, 0, last, #cols - 1)
     S.ws:freeze_panes(hr + 1, 1)
     S.ws:setup { repeat_rows = { hr, hr } }
