@@ -68,7 +68,9 @@ guests_down() {
   D=$1
   [ -f "$D/env" ] || return 0
   . "$D/env"
-  : > "$D/guests/stop" 2>/dev/null || return 0   # guest-node.sh powers off
+  # (a failed redirection of `:`, a special built-in, would end dash)
+  [ -d "$D/guests" ] || return 0
+  touch "$D/guests/stop"   # guest-node.sh powers off
   for g in $FLEET_GUESTS; do
     f=$D/run/qemu-$g.pid; n=0
     while guest_alive "$f" && [ $n -lt 150 ]; do sleep 0.1; n=$((n + 1)); done
@@ -130,9 +132,22 @@ guests_up() {
   echo "slurm.sh: RDMA nodes up: $FLEET_GUESTS ($FLEET_GUEST_ADDRS)"
 }
 
+# 0 when a daemon of the bed at $1 still runs
+bed_alive() {
+  for f in "$1"/run/*.pid; do
+    [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && return 0
+  done
+  return 1
+}
+
 start() {
   D=$1
-  [ -e "$D/slurm.conf" ] && die "$D already holds a cluster (stop it first)"
+  if [ -e "$D/slurm.conf" ]; then
+    bed_alive "$D" && die "$D already holds a running cluster (stop it first)"
+    # what a killed run left (no daemon of it runs): cleared, not refused
+    echo "slurm.sh: $D holds what a killed run left: clearing it"
+    stop "$D"
+  fi
   for p in slurmctld slurmd munged srun scontrol ip unshare; do
     command -v $p >/dev/null || [ -x /usr/sbin/$p ] || die "$p not installed (see .ci/packages)"
   done
