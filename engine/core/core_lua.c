@@ -400,8 +400,8 @@ struct fork_server {
   struct iso_call call; /* what the child runs: cell(req) */
 };
 
-static void fs_prepare(const char *req, size_t len,
-                       const struct isolate_limits *lim, void *arg)
+/* In the server between cells, before it forks the next cell's child. */
+static void fs_idle(void *arg)
 {
   struct fork_server *f = arg;
   lua_State *L = f->L;
@@ -412,16 +412,22 @@ static void fs_prepare(const char *req, size_t len,
    * that (a quarter of the way), every child starts in that pause, and a
    * cell that allocates little never walks the heap it inherited.  The
    * first one also drops what the server inherited and does not need. */
-  {
-    int kib = lua_gc(L, LUA_GCCOUNT, 0);
-    if(!f->trimmed || kib > f->collected_kib + f->collected_kib / 4 + 64) {
-      lua_gc(L, LUA_GCCOLLECT, 0);
-      if(!f->trimmed)
-        malloc_trim(0);
-      f->trimmed = 1;
-      f->collected_kib = lua_gc(L, LUA_GCCOUNT, 0);
-    }
+  int kib = lua_gc(L, LUA_GCCOUNT, 0);
+  if(!f->trimmed || kib > f->collected_kib + f->collected_kib / 4 + 64) {
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    if(!f->trimmed)
+      malloc_trim(0);
+    f->trimmed = 1;
+    f->collected_kib = lua_gc(L, LUA_GCCOUNT, 0);
   }
+}
+
+/* In the cell's child, and in the server for the children after it. */
+static void fs_prepare(const char *req, size_t len,
+                       const struct isolate_limits *lim, void *arg)
+{
+  struct fork_server *f = arg;
+  lua_State *L = f->L;
   lua_settop(L, f->base);
   lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
   lua_pushlstring(L, req, len);
@@ -458,7 +464,7 @@ static int l_fork_server(lua_State *L)
   luaL_setmetatable(L, FORK_SERVER_MT);
   f->base = lua_gettop(L);
   /* the server runs in a copy of this call, from here until it exits */
-  f->s = isolate_server_start(fs_prepare, fs_child, f);
+  f->s = isolate_server_start(fs_prepare, fs_idle, fs_child, f);
   return 1;
 }
 

@@ -88,21 +88,28 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
  *
  * The child is the server's, with everything isolate_run gives: its own
  * process group, the limits, the answer pipe (made here, its write end
- * passed with SCM_RIGHTS), a pidfd this process waits on, the deadline
- * and the kill of the group.  The server reaps a child only when asked,
- * after this process has killed what it must, so a pid is never reused
- * under a kill.  The server ignores SIGINT/SIGTERM (this process ends the
- * cells) and dies with this process (PR_SET_PDEATHSIG).
+ * passed with SCM_RIGHTS), the deadline and the kill of the group.  The
+ * server alone kills and reaps its children (asked by this process at a
+ * deadline), so a pid is never reused under a kill; it says when a child
+ * has exited, been reaped and its group killed.  Between cells it forks
+ * the next cell's child ahead of time (a spare, waiting for its request),
+ * so that each fork happens while this process takes the last answer in.
+ * The server ignores SIGINT/SIGTERM (this process ends the cells) and
+ * dies with this process (PR_SET_PDEATHSIG), its children with it.
  *
- * prepare(req, len, lim, arg) runs in the server before each fork: what
- * it keeps there, later cells see.  child(fd, arg) runs in the child.
- * NULL when the server cannot be had (no pidfd: kernel < 5.3; fork).
+ * prepare(req, len, lim, arg) runs for each request in the cell's child
+ * before child(fd, arg), and in the server: what it keeps there, later
+ * cells see.  idle(arg) (may be NULL) runs in the server before it forks
+ * a child ahead of a request, while no cell runs.  NULL when the server
+ * cannot be had (no pidfd: kernel < 5.3; fork).
  */
 struct isolate_server;
 typedef void (*isolate_prepare_fn)(const char *req, size_t len,
                                    const struct isolate_limits *lim,
                                    void *arg);
+typedef void (*isolate_idle_fn)(void *arg);
 struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
+                                            isolate_idle_fn idle,
                                             isolate_child_fn child,
                                             void *arg);
 /* As isolate_run, the child forked by the server for req.  ISOLATE_SYSERR

@@ -107,7 +107,7 @@ static void server_tests(void)
 {
   struct isolate_result r;
   struct isolate_limits lim;
-  struct isolate_server *s = isolate_server_start(count, echo, NULL);
+  struct isolate_server *s = isolate_server_start(count, NULL, echo, NULL);
   double best = 1e9;
 
   CHECK(s != NULL);
