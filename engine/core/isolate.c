@@ -237,12 +237,16 @@ struct srv_rep {
   struct rusage ru;            /* SRV_EXITED: the child's usage */
 };
 
+/* In a cell's child: the socket isolate_ask asks on. */
+static int ask_fd = -1;
+
 /* In the child, from fork to _exit: its own process group (the parent
  * kills the group at the deadline), default stop signals, the limits. */
-static void run_child(isolate_child_fn child, void *arg, int wfd,
+static void run_child(isolate_child_fn child, void *arg, int wfd, int afd,
                       const struct isolate_limits *lim)
 {
   int code;
+  ask_fd = afd;
   (void)setpgid(0, 0);
   strata_stop_flag = 0;
   signal(SIGINT, SIG_DFL);
@@ -273,24 +277,26 @@ static int full_io(int fd, void *buf, size_t n, int out)
   return 0;
 }
 
-/* Send hdr (+ fd as SCM_RIGHTS when >= 0), then the request bytes. */
-static int srv_send(int sock, const struct srv_req *hdr, int fd,
+/* Send hdr (+ the fds, the answer pipe and the ask socket, as SCM_RIGHTS
+ * when fd[0] >= 0; fd[1] may be -1), then the request bytes. */
+static int srv_send(int sock, const struct srv_req *hdr, const int *fd,
                     const char *req, size_t len)
 {
-  union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+  union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
   struct iovec iov = { (void *)hdr, sizeof(*hdr) };
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
   ssize_t k;
-  if(fd >= 0) {
+  if(fd && fd[0] >= 0) {
     struct cmsghdr *cm;
+    int n = fd[1] >= 0 ? 2 : 1;
     memset(&u, 0, sizeof(u));
     mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof(u.buf);
+    mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
     cm = CMSG_FIRSTHDR(&mh);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+    memcpy(CMSG_DATA(cm), fd, n * sizeof(int));
   }
   while((k = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
     ;
@@ -302,23 +308,25 @@ static int srv_send(int sock, const struct srv_req *hdr, int fd,
   return len ? full_io(sock, (void *)req, len, 1) : 0;
 }
 
-/* The header (and the fd that came with it, or -1); 0, or -1 at EOF. */
+/* The header (and the fds that came with it, or -1); 0, or -1 at EOF. */
 static int srv_recv(int sock, struct srv_req *hdr, int *fd)
 {
-  union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+  union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
   struct iovec iov = { hdr, sizeof(*hdr) };
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
                        .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
   struct cmsghdr *cm;
   ssize_t k;
-  *fd = -1;
+  fd[0] = fd[1] = -1;
   while((k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
     ;
   if(k <= 0)
     return -1;
   for(cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-    if(cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-      memcpy(fd, CMSG_DATA(cm), sizeof(int));
+    if(cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+      size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      memcpy(fd, CMSG_DATA(cm), (n > 2 ? 2 : n) * sizeof(int));
+    }
   if((size_t)k < sizeof(*hdr) &&
      full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 0))
     return -1;
@@ -364,18 +372,18 @@ static void spare_main(struct server_ctx *x, int sock, pid_t server)
   struct srv_req h;
   char *req = NULL;
   size_t cap = 0;
-  int fd;
+  int fd[2];
   (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
   if(getppid() != server)
     _exit(0);
   (void)setpgid(0, 0);
-  if(srv_recv(sock, &h, &fd) || h.op != SRV_FORK || fd < 0 ||
+  if(srv_recv(sock, &h, fd) || h.op != SRV_FORK || fd[0] < 0 ||
      recv_req(sock, h.len, &req, &cap))
     _exit(0);   /* the server let it go unused */
   close(sock);
   if(x->prepare)
-    x->prepare(req, h.len, &h.lim, x->arg);
-  run_child(x->child, x->arg, fd, &h.lim);
+    x->prepare(req, h.len, &h.lim, 1, x->arg);
+  run_child(x->child, x->arg, fd[0], fd[1], &h.lim);
 }
 
 static void spare_start(struct server_ctx *x, int runner_sock)
@@ -418,7 +426,7 @@ static void spare_drop(struct server_ctx *x)
 /* The cell's child for h/req/fd: the spare when there is one that takes
  * the request, else one forked now.  Its pid, or -1 (errno). */
 static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
-                         int fd, const char *req)
+                         const int *fd, const char *req)
 {
   pid_t pid;
   if(x->spare) {
@@ -427,21 +435,25 @@ static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
       close(x->spare_sock);
       x->spare = 0;
       if(x->prepare)
-        x->prepare(req, h->len, &h->lim, x->arg);
+        x->prepare(req, h->len, &h->lim, 0, x->arg);
       return pid;
     }
     spare_drop(x);   /* died unused (killed from outside): fork now */
   }
-  if(x->prepare)
-    x->prepare(req, h->len, &h->lim, x->arg);
   /* stdout only: fflush(NULL) writes to every FILE, and each page the
    * server writes after a fork is copied (the server writes no other) */
   fflush(stdout);
   pid = fork();
-  if(pid == 0)
-    run_child(x->child, x->arg, fd, &h->lim);
-  if(pid > 0)
+  if(pid == 0) {
+    if(x->prepare)
+      x->prepare(req, h->len, &h->lim, 1, x->arg);
+    run_child(x->child, x->arg, fd[0], fd[1], &h->lim);
+  }
+  if(pid > 0) {
     (void)setpgid(pid, pid);
+    if(x->prepare)
+      x->prepare(req, h->len, &h->lim, 0, x->arg);
+  }
   return pid;
 }
 
@@ -472,7 +484,7 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
                            { .fd = cfd, .events = POLLIN } };
     struct srv_req h;
     struct srv_rep rep;
-    int wait_ms = -1, fd;
+    int wait_ms = -1, fd[2];
 
     if(cell && !noted) {
       uint64_t ms = (strata_now_ns() - forked) / 1000000;
@@ -509,7 +521,7 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
     }
     if(!(p[0].revents & (POLLIN | POLLHUP)))
       continue;
-    if(srv_recv(sock, &h, &fd))
+    if(srv_recv(sock, &h, fd))
       break;
     if(h.op == SRV_KILL) {
       if(cell) {
@@ -518,10 +530,13 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
       }
       continue;
     }
-    if(h.op != SRV_FORK || cell || fd < 0 || recv_req(sock, h.len, &req, &cap))
+    if(h.op != SRV_FORK || cell || fd[0] < 0 ||
+       recv_req(sock, h.len, &req, &cap))
       break;
     cell = server_fork(x, &h, fd, req);
-    close(fd);
+    close(fd[0]);
+    if(fd[1] >= 0)
+      close(fd[1]);
     if(cell > 0 && (cfd = pidfd_of(cell)) < 0) {
       (void)kill(-cell, SIGKILL);
       (void)kill(cell, SIGKILL);
@@ -709,7 +724,7 @@ static void kill_child(struct waiter *w)
     struct srv_req h;
     memset(&h, 0, sizeof(h));
     h.op = SRV_KILL;
-    if(w->srv->sock >= 0 && srv_send(w->srv->sock, &h, -1, NULL, 0))
+    if(w->srv->sock >= 0 && srv_send(w->srv->sock, &h, NULL, NULL, 0))
       server_lost(w->srv);
     return;
   }
@@ -717,14 +732,138 @@ static void kill_child(struct waiter *w)
   (void)kill(w->c->pid, SIGKILL);
 }
 
+/*
+ * The parent's end of the ask socket: questions come in as frames (a
+ * 32-bit length, then the bytes), one at a time; each is answered with a
+ * frame, written as the socket takes it.  Never blocks: a cell that sends
+ * half a question or never reads its answer only runs into its deadline.
+ */
+struct asker {
+  int fd;                      /* -1: none, or the child closed it */
+  char *in;
+  size_t inlen, incap;
+  char *out;                   /* the answer being written, with its length */
+  size_t outlen, outoff;
+};
+
+static int ask_frame_len(const struct asker *a, uint32_t *n)
+{
+  if(a->inlen < 4)
+    return 0;
+  memcpy(n, a->in, 4);
+  return 1;
+}
+
+/* Read, answer, write what can be; -1: a question past the output limit. */
+static int ask_service(struct asker *a, short revents,
+                       const struct isolate_hooks *hooks,
+                       const struct isolate_limits *lim)
+{
+  uint32_t n;
+  if(a->fd < 0)
+    return 0;
+  if(!a->out && (revents & (POLLIN | POLLHUP | POLLERR))) {
+    for(;;) {
+      ssize_t k;
+      if(a->incap - a->inlen < 65536) {
+        size_t c = a->incap ? a->incap * 2 : 65536;
+        char *p = realloc(a->in, c);
+        if(!p)
+          return -1;
+        a->in = p;
+        a->incap = c;
+      }
+      k = read(a->fd, a->in + a->inlen, a->incap - a->inlen);
+      if(k > 0) {
+        a->inlen += (size_t)k;
+        if(lim && lim->output_bytes && a->inlen > lim->output_bytes + 4)
+          return -1;
+        continue;
+      }
+      if(k < 0 && errno == EINTR)
+        continue;
+      if(k == 0 || errno != EAGAIN)
+        a->fd = -1;   /* the child closed it (or it broke): no more */
+      break;
+    }
+  }
+  if(!a->out && ask_frame_len(a, &n) && a->inlen >= 4 + (size_t)n) {
+    char *reply = NULL;
+    size_t rlen = 0;
+    uint32_t rn;
+    hooks->ask(a->in + 4, n, &reply, &rlen, hooks->arg);
+    rn = rlen > UINT32_MAX ? UINT32_MAX : (uint32_t)rlen;
+    a->out = malloc(4 + (size_t)rn);
+    if(!a->out) {
+      free(reply);
+      return -1;
+    }
+    memcpy(a->out, &rn, 4);
+    if(rn)
+      memcpy(a->out + 4, reply, rn);
+    free(reply);
+    a->outlen = 4 + (size_t)rn;
+    a->outoff = 0;
+    memmove(a->in, a->in + 4 + n, a->inlen - 4 - n);
+    a->inlen -= 4 + (size_t)n;
+  }
+  while(a->out && a->fd >= 0) {
+    ssize_t k = send(a->fd, a->out + a->outoff, a->outlen - a->outoff,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    if(k > 0) {
+      a->outoff += (size_t)k;
+      if(a->outoff == a->outlen) {
+        free(a->out);
+        a->out = NULL;
+      }
+      continue;
+    }
+    if(k < 0 && (errno == EINTR))
+      continue;
+    if(k < 0 && errno != EAGAIN)
+      a->fd = -1;
+    break;
+  }
+  return 0;
+}
+
+int isolate_ask(const char *q, size_t len, char **reply, size_t *rlen)
+{
+  uint32_t n;
+  char *p;
+  *reply = NULL;
+  *rlen = 0;
+  if(ask_fd < 0 || len > UINT32_MAX) {
+    errno = ask_fd < 0 ? ENOTCONN : EMSGSIZE;
+    return -1;
+  }
+  n = (uint32_t)len;
+  if(full_io(ask_fd, &n, 4, 1) || full_io(ask_fd, (void *)q, len, 1) ||
+     full_io(ask_fd, &n, 4, 0))
+    return -1;
+  p = malloc((size_t)n + 1);
+  if(!p)
+    return -1;
+  if(full_io(ask_fd, p, n, 0)) {
+    free(p);
+    return -1;
+  }
+  p[n] = '\0';
+  *reply = p;
+  *rlen = n;
+  return 0;
+}
+
 /* Wait for the cell's answer and exit under the deadline; classify. */
 static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
                                      const struct isolate_limits *lim,
-                                     isolate_tick_fn tick, void *tick_arg,
-                                     int tick_ms, struct isolate_result *r)
+                                     const struct isolate_hooks *hooks,
+                                     struct asker *a,
+                                     struct isolate_result *r)
 {
   struct cell *c = w->c;
   int eof = 0, st = 0, rc = 0;
+  int tick_ms = hooks && hooks->tick ? hooks->tick_ms : 0;
   size_t cap = 0;
   uint64_t start = strata_now_ns(), last_tick = start;
   enum isolate_status why = ISOLATE_OK;   /* what the kill was for */
@@ -732,12 +871,14 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
 
   memset(&ru, 0, sizeof(ru));
   (void)fcntl(c->rfd, F_SETFL, O_NONBLOCK);
+  if(a->fd >= 0)
+    (void)fcntl(a->fd, F_SETFL, O_NONBLOCK);
   /* Until the child has exited and its answer is read (or EOF).  The
    * child may exit while something it started keeps the pipe open: its
    * exit, not EOF, ends the wait. */
   while(!rc) {
-    struct pollfd p[2];
-    int np = 0, wait_ms = 100, ready = 0, k;
+    struct pollfd p[3];
+    int np = 0, wait_ms = 100, ready = 0, k, ai = -1, wi = -1;
     uint64_t now = strata_now_ns();
     double elapsed = (double)(now - start) / 1e9;
 
@@ -745,9 +886,9 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
       why = ISOLATE_INTERRUPTED, kill_child(w);
     if(!w->killed && timeout_s > 0 && elapsed >= timeout_s)
       why = ISOLATE_TIMEOUT, kill_child(w);
-    if(tick && tick_ms > 0 && (now - last_tick) / 1000000 >= (uint64_t)tick_ms) {
+    if(tick_ms > 0 && (now - last_tick) / 1000000 >= (uint64_t)tick_ms) {
       last_tick = now;
-      tick(elapsed, tick_arg);
+      hooks->tick(elapsed, hooks->arg);
     }
     if(!w->killed && timeout_s > 0) {
       double left_ms = (timeout_s - elapsed) * 1e3 + 1;
@@ -756,10 +897,19 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
     }
     if(!eof)
       p[np++] = (struct pollfd){ .fd = c->rfd, .events = POLLIN };
-    if(w->srv)
+    if(a->fd >= 0 && !w->killed) {
+      ai = np;
+      p[np++] = (struct pollfd){ .fd = a->fd,
+                                 .events = a->out ? POLLOUT : POLLIN };
+    }
+    if(w->srv) {
+      wi = np;
       p[np++] = (struct pollfd){ .fd = w->srv->sock, .events = POLLIN };
-    else if(c->pfd >= 0)
+    }
+    else if(c->pfd >= 0) {
+      wi = np;
       p[np++] = (struct pollfd){ .fd = c->pfd, .events = POLLIN };
+    }
     else if(eof)
       wait_ms = 1;  /* no pidfd (kernel < 5.3): poll for the exit */
     k = np ? poll(p, (nfds_t)np, wait_ms) : poll(NULL, 0, wait_ms);
@@ -776,8 +926,14 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
       }
       eof = d != 0;
     }
+    if(ai >= 0 && k > 0 && p[ai].revents &&
+       ask_service(a, p[ai].revents, hooks, lim) < 0 && !w->killed) {
+      why = ISOLATE_LIMIT;
+      r->limit = ISOLATE_LIMIT_OUTPUT;
+      kill_child(w);
+    }
     if(w->srv)
-      ready = k > 0 && (p[np - 1].revents & (POLLIN | POLLHUP));
+      ready = k > 0 && wi >= 0 && (p[wi].revents & (POLLIN | POLLHUP));
     rc = child_exited(w, w->srv ? ready : 1, &st, &ru);
   }
   if(rc == -2) {
@@ -788,50 +944,86 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
     r->lost = 1;
     return r->status;
   }
+  if(rc < 0) {
+    int e = errno;
+    if(!w->srv)
+      (void)kill(-c->pid, SIGKILL);
+    errno = e;
+    return r->status = ISOLATE_SYSERR;
+  }
   if(!eof && !w->killed && drain(c->rfd, r, &cap, lim) < 0 && r->limit)
     why = ISOLATE_LIMIT;
   if(!w->srv)
     (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
   usage_of(&ru, r);
-  if(rc < 0)
-    return r->status = ISOLATE_SYSERR;
   if(why != ISOLATE_OK)
     return r->status = why;
   return classify(st, lim, r);
 }
 
+static void asker_end(struct asker *a, int fd)
+{
+  if(fd >= 0)
+    close(fd);
+  free(a->in);
+  free(a->out);
+}
+
+/* The ask socket's two ends, when the caller answers questions. */
+static int ask_pair(const struct isolate_hooks *hooks, int sv[2])
+{
+  sv[0] = sv[1] = -1;
+  if(!hooks || !hooks->ask)
+    return 0;
+  return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+}
+
 enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
                                 double timeout_s,
                                 const struct isolate_limits *lim,
-                                isolate_tick_fn tick, void *tick_arg,
-                                int tick_ms, struct isolate_result *r)
+                                const struct isolate_hooks *hooks,
+                                struct isolate_result *r)
 {
-  int fds[2];
+  int fds[2], av[2];
   struct cell c = { 0, -1, -1 };
   struct waiter w = { &c, NULL, 0 };
+  struct asker a = { -1, NULL, 0, 0, NULL, 0, 0 };
 
   memset(r, 0, sizeof(*r));
   if(pipe2(fds, O_CLOEXEC))
     return r->status = ISOLATE_SYSERR;
+  if(ask_pair(hooks, av)) {
+    close(fds[0]);
+    close(fds[1]);
+    return r->status = ISOLATE_SYSERR;
+  }
   fflush(NULL);
   c.pid = fork();
   if(c.pid < 0) {
     close(fds[0]);
     close(fds[1]);
+    asker_end(&a, av[0]);
+    asker_end(&a, av[1]);
     return r->status = ISOLATE_SYSERR;
   }
   if(c.pid == 0) {
     close(fds[0]);
-    run_child(child, child_arg, fds[1], lim);
+    if(av[0] >= 0)
+      close(av[0]);
+    run_child(child, child_arg, fds[1], av[1], lim);
   }
   (void)setpgid(c.pid, c.pid);  /* both sides set it: no race on kill(-pid) */
   close(fds[1]);
+  if(av[1] >= 0)
+    close(av[1]);
   c.rfd = fds[0];
   c.pfd = pidfd_of(c.pid);
-  wait_cell(&w, timeout_s, lim, tick, tick_arg, tick_ms, r);
+  a.fd = av[0];
+  wait_cell(&w, timeout_s, lim, hooks, &a, r);
   close(c.rfd);
   if(c.pfd >= 0)
     close(c.pfd);
+  asker_end(&a, av[0]);
   return r->status;
 }
 
@@ -839,13 +1031,14 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
                                        const char *req, size_t len,
                                        double timeout_s,
                                        const struct isolate_limits *lim,
-                                       isolate_tick_fn tick, void *tick_arg,
-                                       int tick_ms, struct isolate_result *r)
+                                       const struct isolate_hooks *hooks,
+                                       struct isolate_result *r)
 {
-  int fds[2];
+  int fds[2], av[2], pass[2];
   struct srv_req h;
   struct cell c = { 0, -1, -1 };
   struct waiter w = { &c, s, 0 };
+  struct asker a = { -1, NULL, 0, 0, NULL, 0, 0 };
 
   memset(r, 0, sizeof(*r));
   if(!isolate_server_alive(s) || len > UINT32_MAX) {
@@ -854,25 +1047,38 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
   }
   if(pipe2(fds, O_CLOEXEC))
     return r->status = ISOLATE_SYSERR;
+  if(ask_pair(hooks, av)) {
+    close(fds[0]);
+    close(fds[1]);
+    return r->status = ISOLATE_SYSERR;
+  }
   memset(&h, 0, sizeof(h));
   h.op = SRV_FORK;
   if(lim)
     h.lim = *lim;
   h.len = (uint32_t)len;
-  if(srv_send(s->sock, &h, fds[1], req, len)) {
+  pass[0] = fds[1];
+  pass[1] = av[1];
+  if(srv_send(s->sock, &h, pass, req, len)) {
     /* the server was gone before it had the whole request: it forked
      * nothing */
     server_lost(s);
     close(fds[0]);
     close(fds[1]);
+    asker_end(&a, av[0]);
+    asker_end(&a, av[1]);
     errno = ESRCH;
     return r->status = ISOLATE_SYSERR;
   }
   close(fds[1]);
+  if(av[1] >= 0)
+    close(av[1]);
   c.rfd = fds[0];
+  a.fd = av[0];
   /* gone after the request: the cell may have run (and may still): it is
    * this cell's crash (wait_cell says lost), never run a second time */
-  wait_cell(&w, timeout_s, lim, tick, tick_arg, tick_ms, r);
+  wait_cell(&w, timeout_s, lim, hooks, &a, r);
   close(c.rfd);
+  asker_end(&a, av[0]);
   return r->status;
 }
