@@ -1,10 +1,13 @@
 /*
  * isolate.c - fork a child with its own process group and resource
- * limits, read its answer from a pipe under a deadline, and reap it.
+ * limits, read its answer from a pipe under a deadline, answer what it
+ * asks on a socket of its own, and reap it; or have a fork server do the
+ * forking, killing and reaping.
  *
- * The parent sleeps in poll() on two things: the pipe (the answer) and a
- * pidfd (the child's exit), so it wakes the moment either happens and
- * never later than the deadline or the next progress tick.
+ * The parent sleeps in poll() on the pipe (the answer), the ask socket and
+ * a pidfd (the child's exit) or the server's socket (its word that the
+ * child exited), so it wakes the moment any happens and never later than
+ * the deadline or the next progress tick.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -213,8 +216,8 @@ struct isolate_server {
 /*
  * The runner and the server speak fixed-size messages over a stream
  * socket, one cell at a time.  The runner sends FORK (the cell's limits
- * and request, the answer pipe's write end as SCM_RIGHTS) and, at a
- * deadline or a stop, KILL.  The server answers EXITED once the child
+ * and request; the answer pipe's write end and the child's end of the ask
+ * socket as SCM_RIGHTS) and, at a deadline or a stop, KILL.  The server answers EXITED once the child
  * has exited, its group has been killed and it has been reaped: one
  * message for a cell that ends within START_NOTE_MS, STARTED (the pid)
  * first for one that runs longer.  The server is the parent and the only
