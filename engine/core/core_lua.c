@@ -21,6 +21,7 @@
 #include <lauxlib.h>
 #include <openssl/evp.h>
 
+#include "crypto_load.h"
 #include "isolate.h"
 #include "strata.h"
 
@@ -813,7 +814,8 @@ static int l_sha256(lua_State *L)
   unsigned int len = 0;
   char hex[65];
   if(!EVP_Digest(s, n, md, &len, EVP_sha256(), NULL))
-    return luaL_error(L, "core.sha256: digest failed");
+    return luaL_error(L, "core.sha256: %s", crypto_load() ?
+                      crypto_load_error() : "digest failed");
   for(unsigned int i = 0; i < len; i++)
     snprintf(hex + 2 * i, 3, "%02x", md[i]);
   lua_pushlstring(L, hex, 2 * len);

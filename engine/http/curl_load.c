@@ -9,7 +9,7 @@
  * (docs/performance.md, "Runner").  So the binary is not linked against
  * libcurl: the curl_* functions the engine calls are defined here, with
  * libcurl's own prototypes (curl/curl.h, curl/multi.h), and resolve
- * libcurl's with dlopen/dlsym on first use, once per process.
+ * libcurl's on first use, once per process (engine/core/lazylib.c).
  *
  * curl_easy_setopt and curl_easy_getinfo are variadic: their one
  * argument is a long, a curl_off_t, a data pointer or a function pointer
@@ -20,12 +20,11 @@
 #define CURL_DISABLE_TYPECHECK   /* the macros would rename what is defined here */
 #include <curl/curl.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdio.h>
 
 #include "curl_load.h"
+#include "lazylib.h"
 
 #ifndef STRATA_LIBCURL_SONAME
 #define STRATA_LIBCURL_SONAME "libcurl.so.4"
@@ -59,59 +58,47 @@ static struct {
   CURLMcode (*multi_cleanup)(CURLM *);
 } fn;
 
+static const struct lazylib_sym syms[] = {
+  { (void **)&fn.global_init, "curl_global_init", NULL },
+  { (void **)&fn.easy_init, "curl_easy_init", NULL },
+  { (void **)&fn.easy_setopt, "curl_easy_setopt", NULL },
+  { (void **)&fn.easy_getinfo, "curl_easy_getinfo", NULL },
+  { (void **)&fn.easy_perform, "curl_easy_perform", NULL },
+  { (void **)&fn.easy_cleanup, "curl_easy_cleanup", NULL },
+  { (void **)&fn.easy_reset, "curl_easy_reset", NULL },
+  { (void **)&fn.easy_strerror, "curl_easy_strerror", NULL },
+  { (void **)&fn.easy_escape, "curl_easy_escape", NULL },
+  { (void **)&fn.free, "curl_free", NULL },
+  { (void **)&fn.slist_append, "curl_slist_append", NULL },
+  { (void **)&fn.slist_free_all, "curl_slist_free_all", NULL },
+  { (void **)&fn.version_info, "curl_version_info", NULL },
+  { (void **)&fn.multi_init, "curl_multi_init", NULL },
+  { (void **)&fn.multi_add_handle, "curl_multi_add_handle", NULL },
+  { (void **)&fn.multi_remove_handle, "curl_multi_remove_handle", NULL },
+  { (void **)&fn.multi_perform, "curl_multi_perform", NULL },
+  { (void **)&fn.multi_poll, "curl_multi_poll", NULL },
+  { (void **)&fn.multi_info_read, "curl_multi_info_read", NULL },
+  { (void **)&fn.multi_cleanup, "curl_multi_cleanup", NULL },
+};
+
+/* Unversioned (dlsym): libcurl's symbol version names its TLS backend
+ * (CURL_OPENSSL_4, CURL_GNUTLS_4, ...), which differs between builds of
+ * the same SONAME. */
+static struct lazylib lib = {
+  STRATA_LIBCURL_SONAME, "libcurl4", syms,
+  sizeof(syms) / sizeof(syms[0]), 0, ""
+};
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded;                 /* 1 loaded, -1 could not be */
-static char why[320];
 
 static void load(void)
 {
-  static const struct { void **slot; const char *name; } syms[] = {
-    { (void **)&fn.global_init, "curl_global_init" },
-    { (void **)&fn.easy_init, "curl_easy_init" },
-    { (void **)&fn.easy_setopt, "curl_easy_setopt" },
-    { (void **)&fn.easy_getinfo, "curl_easy_getinfo" },
-    { (void **)&fn.easy_perform, "curl_easy_perform" },
-    { (void **)&fn.easy_cleanup, "curl_easy_cleanup" },
-    { (void **)&fn.easy_reset, "curl_easy_reset" },
-    { (void **)&fn.easy_strerror, "curl_easy_strerror" },
-    { (void **)&fn.easy_escape, "curl_easy_escape" },
-    { (void **)&fn.free, "curl_free" },
-    { (void **)&fn.slist_append, "curl_slist_append" },
-    { (void **)&fn.slist_free_all, "curl_slist_free_all" },
-    { (void **)&fn.version_info, "curl_version_info" },
-    { (void **)&fn.multi_init, "curl_multi_init" },
-    { (void **)&fn.multi_add_handle, "curl_multi_add_handle" },
-    { (void **)&fn.multi_remove_handle, "curl_multi_remove_handle" },
-    { (void **)&fn.multi_perform, "curl_multi_perform" },
-    { (void **)&fn.multi_poll, "curl_multi_poll" },
-    { (void **)&fn.multi_info_read, "curl_multi_info_read" },
-    { (void **)&fn.multi_cleanup, "curl_multi_cleanup" },
-  };
-  size_t i;
-  /* RTLD_NODELETE: never unloaded, so pointers into it stay valid */
-  void *h = dlopen(STRATA_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if(!h) {
-    snprintf(why, sizeof(why), "libcurl could not be loaded: %s "
-             "(Debian package libcurl4)", dlerror());
-    loaded = -1;
-    return;
-  }
-  for(i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-    *syms[i].slot = dlsym(h, syms[i].name);
-    if(!*syms[i].slot) {
-      snprintf(why, sizeof(why), "%s has no %s: libcurl older than 7.66?",
-               STRATA_LIBCURL_SONAME, syms[i].name);
-      loaded = -1;
-      return;
-    }
-  }
-  loaded = 1;
+  lazylib_open(&lib);
 }
 
 static int ready(void)
 {
   pthread_once(&once, load);
-  return loaded > 0;
+  return lib.state > 0;
 }
 
 int curl_load(void)
@@ -121,15 +108,12 @@ int curl_load(void)
 
 const char *curl_load_error(void)
 {
-  return ready() ? "" : why;
+  return ready() ? "" : lib.why;
 }
 
 int curl_loaded(void)
 {
-  void *h = dlopen(STRATA_LIBCURL_SONAME, RTLD_NOW | RTLD_NOLOAD);
-  if(h)
-    dlclose(h);
-  return h != NULL;
+  return lazylib_mapped(STRATA_LIBCURL_SONAME);
 }
 
 CURLcode curl_global_init(long flags)
@@ -181,7 +165,7 @@ void curl_easy_reset(CURL *c)
 
 const char *curl_easy_strerror(CURLcode code)
 {
-  return ready() ? fn.easy_strerror(code) : why;
+  return ready() ? fn.easy_strerror(code) : lib.why;
 }
 
 char *curl_easy_escape(CURL *c, const char *s, int length)

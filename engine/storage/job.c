@@ -21,6 +21,7 @@
 #include <liburing.h>
 
 #include "storage.h"
+#include "uring_load.h"
 #include "strata.h"
 
 struct slot {
@@ -233,7 +234,7 @@ static int ring_init(struct job *j)
     rc = io_uring_queue_init(j->o->iodepth, &j->ring, 0);
   if(rc < 0) {
     snprintf(j->err, sizeof(j->err), "ring: io_uring_queue_init(%u): %s",
-             j->o->iodepth, strerror(-rc));
+             j->o->iodepth, uring_load() ? uring_load_error() : strerror(-rc));
     return -1;
   }
   j->ring_ok = 1;
@@ -545,7 +546,12 @@ void stg_result_free(struct stg_result *r)
 int stg_probe_ring(char *err, size_t len)
 {
   struct io_uring ring;
-  int rc = io_uring_queue_init(1, &ring, 0);
+  int rc;
+  if(uring_load()) {          /* liburing is opened on first use */
+    snprintf(err, len, "%s", uring_load_error());
+    return -1;
+  }
+  rc = io_uring_queue_init(1, &ring, 0);
   if(rc < 0) {
     snprintf(err, len, "io_uring_queue_init: %s", strerror(-rc));
     return -1;

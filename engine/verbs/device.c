@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 
 #include "verbs.h"
+#include "verbs_load.h"
 
 static _Thread_local char verbs_msg[512];
 
@@ -225,6 +226,11 @@ enum verbs_code verbs_dev_open(struct verbs_dev *d, const char *name,
   enum verbs_code rc;
 
   memset(d, 0, sizeof(*d));
+  /* libibverbs is opened here on first use (verbs_load.c): a host
+   * without it has no RDMA device, said with the loader's reason */
+  if(verbs_load())
+    return verbs_fail(VERBS_ENODEV, "no RDMA device: %s",
+                      verbs_load_error());
   list = ibv_get_device_list(&n);
   if(!list)
     return verbs_fail(VERBS_ENODEV, "no RDMA device: ibv_get_device_list: "

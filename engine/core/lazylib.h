@@ -1,0 +1,42 @@
+/*
+ * lazylib.h - a shared library opened on first use instead of linked.
+ *
+ * strata forks one child per matrix cell from a fork server, and every
+ * library the binary links is mapped in the server and in each child:
+ * each costs CPU in every fork and every exit (docs/performance.md,
+ * "Runner").  A library that a trivial cell never uses (libcurl,
+ * libibverbs, libcrypto, liburing) is therefore not linked: its callers'
+ * functions are defined by a shim (engine/http/curl_load.c,
+ * engine/verbs/verbs_load.c, engine/core/crypto_load.c,
+ * engine/storage/uring_load.c) with the library's own prototypes, and
+ * the shim fills a table of the real ones with lazylib_open() once per
+ * process (under its own pthread_once).
+ */
+#ifndef STRATA_LAZYLIB_H
+#define STRATA_LAZYLIB_H
+
+#include <stddef.h>
+
+struct lazylib_sym {
+  void **slot;              /* where the address goes */
+  const char *name;
+  const char *version;      /* the symbol version the headers bind, e.g.
+                               "IBVERBS_1.1" (dlvsym); NULL: dlsym */
+};
+
+struct lazylib {
+  const char *soname;       /* e.g. "libibverbs.so.1" */
+  const char *package;      /* the Debian package that ships it */
+  const struct lazylib_sym *syms;
+  size_t nsyms;
+  int state;                /* 0 not tried, 1 loaded, -1 could not be */
+  char why[320];            /* why not, when state is -1 */
+};
+
+/* dlopen l->soname (never unloaded: the addresses stay valid) and resolve
+ * every symbol; sets l->state and l->why.  Call it once (pthread_once). */
+void lazylib_open(struct lazylib *l);
+/* 1 when this process has soname mapped (without loading it). */
+int lazylib_mapped(const char *soname);
+
+#endif
