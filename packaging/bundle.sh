@@ -34,6 +34,22 @@ while read -r soname path; do
     echo "bundled $soname ($(basename "$(readlink -f "$path")"))" >> "$stage/lib/.list"
   fi
 done
+# Libraries strata opens at run time (engine/core/lazylib.h): not in its
+# ldd, placed by the same rule (liburing is bundled, the rest the node's);
+# dlopen finds them through the binary's rpath as ld.so does.
+for soname in libcurl.so.4 libibverbs.so.1 liburing.so.2 libcrypto.so.3; do
+  grep -Eq "^(system  |bundled )$soname( |\$)" "$stage/lib/.list" && continue
+  path=$(/sbin/ldconfig -p | awk -v n="$soname" '$1 == n && /x86-64/ { print $NF; exit }')
+  if printf '%s\n' "$soname" | grep -Eq "$system"; then
+    echo "system  $soname (opened at run time)" >> "$stage/lib/.list"
+  elif [ -n "$path" ]; then
+    cp -L "$path" "$stage/lib/$soname"
+    echo "bundled $soname ($(basename "$(readlink -f "$path")"), opened at run time)" >> "$stage/lib/.list"
+  else
+    echo "bundle.sh: $soname (opened at run time) not found here" >&2
+    exit 1
+  fi
+done
 if ldd "$bin" | grep -q "not found"; then
   echo "bundle.sh: $bin has unresolved libraries here:" >&2
   ldd "$bin" | grep "not found" >&2

@@ -13,7 +13,8 @@ The root file system: /strata (the bundle: bin/strata, lib/, lua/,
 specs/) plus packaging/grafana, the shared libraries the bundle leaves to
 the node (glibc, OpenSSL, rdma-core ... as ldd resolves them here, at
 their paths, with the dynamic loader), rdma-core's provider libraries,
-libcurl.so.4 and its libraries (strata opens it at run time), /etc/libibverbs.d (verbs devices inside the pod), the CA
+libcurl.so.4, libibverbs.so.1, liburing.so.2 and libcrypto.so.3 with
+their libraries (strata opens them at run time), /etc/libibverbs.d (verbs devices inside the pod), the CA
 bundle, and an empty /tmp.  No shell and no package manager: the
 entrypoint is /strata/bin/strata itself.  Reproducible: sorted entries,
 mtime SOURCE_DATE_EPOCH (default 0), uid/gid 0.
@@ -79,8 +80,11 @@ def main():
         bundled = set(os.listdir(top + "/lib"))
         need = ldd(top + "/bin/strata")
         providers = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libibverbs/*.so"))
-        # libcurl is opened at run time (engine/http/curl_load.c), not in ldd
-        providers.append("/usr/lib/x86_64-linux-gnu/libcurl.so.4")
+        # opened at run time (engine/core/lazylib.h), not in ldd: libcurl,
+        # libibverbs (also the providers' own dependency, with libnl),
+        # liburing, libcrypto
+        for lazy in ("libcurl.so.4", "libibverbs.so.1", "liburing.so.2", "libcrypto.so.3"):
+            providers.append("/usr/lib/x86_64-linux-gnu/" + lazy)
         for p in providers:
             need.append(p)
             need.extend(ldd(p))
