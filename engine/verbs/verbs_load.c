@@ -54,6 +54,7 @@ static struct {
                              size_t, uint32_t, size_t);
   struct ibv_pd *(*alloc_pd)(struct ibv_context *);
   int (*dealloc_pd)(struct ibv_pd *);
+  struct ibv_mr *(*reg_mr)(struct ibv_pd *, void *, size_t, int);
   struct ibv_mr *(*reg_mr_iova2)(struct ibv_pd *, void *, size_t, uint64_t,
                                  unsigned int);
   struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *, uint64_t, size_t,
@@ -84,6 +85,7 @@ static const struct lazylib_sym syms[] = {
   { (void **)&fn.query_gid_table, "_ibv_query_gid_table", "IBVERBS_1.11" },
   { (void **)&fn.alloc_pd, "ibv_alloc_pd", V11 },
   { (void **)&fn.dealloc_pd, "ibv_dealloc_pd", V11 },
+  { (void **)&fn.reg_mr, "ibv_reg_mr", V11 },
   { (void **)&fn.reg_mr_iova2, "ibv_reg_mr_iova2", "IBVERBS_1.8" },
   { (void **)&fn.reg_dmabuf_mr, "ibv_reg_dmabuf_mr", "IBVERBS_1.12" },
   { (void **)&fn.dereg_mr, "ibv_dereg_mr", V11 },
@@ -200,6 +202,14 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
   return ready() ? fn.dealloc_pd(pd) : ENOSYS;
+}
+
+/* what ibv_reg_mr's inline wrapper calls when it cannot prove the access
+ * flags need no ibv_reg_mr_iova2 (always, at -O0: the Debug build) */
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+                          int access)
+{
+  return ready() ? fn.reg_mr(pd, addr, length, access) : NULL;
 }
 
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
