@@ -12,6 +12,7 @@ local spec = require "strata.spec"
 local thresholds = require "strata.thresholds"
 local verdict = require "strata.verdict"
 local compare = require "strata.compare"
+local denull = require("strata.journal").denull
 
 local M = {}
 
@@ -227,20 +228,22 @@ end
 -- What a child answered, checked: anything but the table run_cell
 -- encodes (garbage, a plain string, fields of the wrong type) is that
 -- cell's error, never the runner's.
+local TABLE_FIELDS = { "tables", "notes", "metrics", "counter_errors" }
+local TEXT_FIELDS = { "skip", "error", "fail" }
 local function answer(payload)
   local ok, out = pcall(cjson.decode, payload)
   if not ok or type(out) ~= "table" then
     return nil, ("the cell's child answered something that is not a "
       .. "result (%d bytes: %q)"):format(#payload, payload:sub(1, 60))
   end
-  out = require("strata.journal").denull(out)
-  for _, k in ipairs { "tables", "notes", "metrics", "counter_errors" } do
+  out = denull(out)
+  for _, k in ipairs(TABLE_FIELDS) do
     if out[k] ~= nil and type(out[k]) ~= "table" then
       return nil, ("the cell's child answered a result whose %s is a %s"):format(
         k, type(out[k]))
     end
   end
-  for _, k in ipairs { "skip", "error", "fail" } do
+  for _, k in ipairs(TEXT_FIELDS) do
     if out[k] ~= nil then out[k] = tostring(out[k]) end
   end
   if not (out.skip or out.error or out.metrics) then
@@ -333,7 +336,7 @@ function M.run(order, opts)
       results[x.id] = results[x.id] or {}
       table.insert(results[x.id], {
         cell = x.gated and {} or cells_at(x.test)[x.ci],
-        metrics = x.metrics and require("strata.journal").denull(x.metrics),
+        metrics = x.metrics and denull(x.metrics),
         status = x.status })
     end
   end
@@ -351,22 +354,19 @@ function M.run(order, opts)
     if interrupted then break end
     local cells = spec.cells(t)
     local t0 = core.now()
-    local base = {
-      type = "result", id = t.id, layer = t.layer, title = t.title,
-      params = t.params, cells = #cells, headline = t.headline,
-      unit = t.headline and t.units[t.headline] or nil, units = t.units,
-      source = t.where, tags = t.tags,
-    }
-    local function record(fields)
-      local r = {}
-      for k, v in pairs(base) do r[k] = v end
-      for k, v in pairs(fields) do r[k] = v end
+    local ncells, crits = #cells, crit_by_id[t.id] or {}
+    local unit = t.headline and t.units[t.headline] or nil
+    -- A record is judged (verdict.cell), kept for t.result / t.results and
+    -- the roll-up, queued for the fork server and journaled.
+    local function keep(r)
       r.status, r.reason = verdict.cell(r)
-      results[t.id] = results[t.id] or {}
-      table.insert(results[t.id], r)
+      local list = results[t.id]
+      if not list then list = {} results[t.id] = list end
+      list[#list + 1] = r
+      local kind = r.outcome.kind
       unsent[#unsent + 1] = { id = t.id, test = i, ci = r.cell_index,
-                              gated = r.outcome.kind == "blocked"
-                                or r.outcome.kind == "gated_skip" or nil,
+                              gated = kind == "blocked"
+                                or kind == "gated_skip" or nil,
                               metrics = r.metrics, status = r.status }
       opts.journal:write(r)
       return r
@@ -375,29 +375,40 @@ function M.run(order, opts)
     -- needs: a need that did not PASS blocks (or skips) the whole test
     local gate, why = verdict.gate(t.needs, rolled)
     if gate then
-      record { cell = {}, cell_index = 1, checks = {},
-               outcome = { kind = gate == "BLOCKED" and "blocked"
-                           or "gated_skip", why = why },
-               started = core.utc(), duration_s = 0 }
+      keep { type = "result", id = t.id, layer = t.layer, title = t.title,
+             params = t.params, cells = ncells, headline = t.headline,
+             unit = unit, units = t.units, source = t.where, tags = t.tags,
+             cell = {}, cell_index = 1, checks = {},
+             outcome = { kind = gate == "BLOCKED" and "blocked"
+                         or "gated_skip", why = why },
+             started = core.utc(), duration_s = 0 }
     end
-    for ci, cell in ipairs(gate and {} or cells) do
-      local label = verdict.label(t.params, cell)
-      local started, c0 = core.utc(), core.now()
-      local function tick(el)
-        if opts.progress then
-          io.stderr:write(("\r\27[K  %s [%d/%d] %s  %.1f s"):format(
-            t.id, ci, #cells, label, el))
-        elseif core.now() - last_plain >= PLAIN_EVERY then
-          -- CI logs and nohup runs: a plain line now and then
-          last_plain = core.now()
-          io.stderr:write(("strata: test %d/%d %s, cell %d/%d%s, %.0f s in "
-            .. "this cell, %.0f s in all\n"):format(i, total, t.id, ci,
-            #cells, label ~= "" and (" " .. label) or "", el,
-            core.now() - run0))
-        end
+    -- The cell being run, for the progress ticks (one closure and one
+    -- options table per test, not per cell; the label is made only when
+    -- a line shows it).
+    local cur_ci, cur_cell, cur_label
+    local function label()
+      cur_label = cur_label or verdict.label(t.params, cur_cell)
+      return cur_label
+    end
+    local function tick(el)
+      if opts.progress then
+        io.stderr:write(("\r\27[K  %s [%d/%d] %s  %.1f s"):format(
+          t.id, cur_ci, ncells, label(), el))
+      elseif core.now() - last_plain >= PLAIN_EVERY then
+        -- CI logs and nohup runs: a plain line now and then
+        last_plain = core.now()
+        local l = label()
+        io.stderr:write(("strata: test %d/%d %s, cell %d/%d%s, %.0f s in "
+          .. "this cell, %.0f s in all\n"):format(i, total, t.id, cur_ci,
+          ncells, l ~= "" and (" " .. l) or "", el, core.now() - run0))
       end
-      local iso = { timeout = t.timeout, tick = tick, tick_ms = 500,
-                    limits = limits }
+    end
+    local iso = { timeout = t.timeout, tick = tick, tick_ms = 500,
+                  limits = limits }
+    for ci, cell in ipairs(gate and {} or cells) do
+      cur_ci, cur_cell, cur_label = ci, cell, nil
+      local started, c0 = core.utc(), core.now()
       local st, payload, limit
       if server then
         local req = cjson.encode { test = i, ci = ci, new = unsent }
@@ -416,28 +427,32 @@ function M.run(order, opts)
         end
         o.traceback = nil
       end
-      local rec = { cell = cell, cell_index = ci, started = started,
-                    duration_s = core.now() - c0, outcome = o,
-                    tables = out.tables or {}, notes = out.notes or {},
-                    series = out.series, metrics = out.metrics, checks = {} }
+      local duration, notes, metrics = core.now() - c0, out.notes or {}, out.metrics
       for _, e in ipairs(o.counter_errors or {}) do
-        rec.notes[#rec.notes + 1] = "counters: " .. e
+        notes[#notes + 1] = "counters: " .. e
       end
+      local checks
       if o.kind == "ok" then
-        rec.checks = thresholds.judge(crit_by_id[t.id] or {}, {
-          site = opts.site, metrics = rec.metrics or {}, cell = cell,
+        checks = thresholds.judge(crits, {
+          site = opts.site, metrics = metrics or {}, cell = cell,
           lookup = lookup, baseline = opts.baseline and function()
             return compare.lookup(opts.baseline, t.id, t.params, cell)
           end })
       end
       if o.kind == "stopped" then interrupted = true end
-      record(rec)
+      -- one constructor, sized for every field (and status, reason)
+      keep { type = "result", id = t.id, layer = t.layer, title = t.title,
+             params = t.params, cells = ncells, headline = t.headline,
+             unit = unit, units = t.units, source = t.where, tags = t.tags,
+             cell = cell, cell_index = ci, started = started,
+             duration_s = duration, outcome = o, tables = out.tables or {},
+             notes = notes, series = out.series, metrics = metrics,
+             checks = checks or {} }
       if interrupted then break end
     end
     local roll = verdict.test({ id = t.id, layer = t.layer, title = t.title,
-      params = t.params, cells = #cells, headline = t.headline,
-      units = t.units, source = t.where }, results[t.id] or {},
-      crit_by_id[t.id] or {}, true)
+      params = t.params, cells = ncells, headline = t.headline,
+      units = t.units, source = t.where }, results[t.id] or {}, crits, true)
     rolled[t.id] = roll
     local line = ("[%2d/%d] %-8s %-8s %-40s %-7s %5.1f s"):format(i, total,
       t.id, t.layer, t.title:sub(1, 40), roll.status, core.now() - t0)
