@@ -745,6 +745,8 @@ static int l_getpid(lua_State *L)
 /* walk_lua.c */
 int core_lua_denull(lua_State *L);
 int core_lua_clean_copy(lua_State *L);
+/* json_lua.c */
+int core_lua_clean_json(lua_State *L);
 
 static const luaL_Reg core_funcs[] = {
   { "isolate", l_isolate },
@@ -767,6 +769,7 @@ static const luaL_Reg core_funcs[] = {
   { "getpid", l_getpid },
   { "denull", core_lua_denull },
   { "clean_copy", core_lua_clean_copy },
+  { "clean_json", core_lua_clean_json },
   { NULL, NULL }
 };
 
