@@ -116,15 +116,19 @@ static const char *escape_of(unsigned char c)
   return NULL;
 }
 
+/* Which bytes escape_of escapes (made once: a table test per byte). */
+static unsigned char escapes[256];
+
 static void put_string(struct out *o, const char *s, size_t len)
 {
   size_t i, run = 0;
   need(o, len + 2);
   o->p[o->n++] = '"';
   for(i = 0; i < len; i++) {
-    const char *e = escape_of((unsigned char)s[i]);
-    if(!e)
+    const char *e;
+    if(!escapes[(unsigned char)s[i]])
       continue;
+    e = escape_of((unsigned char)s[i]);
     put(o, s + run, i - run);
     put(o, e, strlen(e));
     run = i + 1;
@@ -364,6 +368,11 @@ int core_lua_clean_json(lua_State *L)
   luaL_checktype(L, J_MASK, LUA_TFUNCTION);
   luaL_checktype(L, J_SECRET, LUA_TFUNCTION);
   lua_settop(L, J_SECRET);
+  if(!escapes['"']) {
+    int c;
+    for(c = 0; c < 256; c++)
+      escapes[c] = escape_of((unsigned char)c) != NULL;
+  }
   o.L = L;
   o.n = 0;
   o.in_kept = !kept.busy;
