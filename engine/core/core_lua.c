@@ -30,6 +30,7 @@ struct iso_call {
   int tick;    /* stack index of the tick function, or 0 */
   struct isolate_limits lim;
   int arg;     /* stack index of fn's one argument, or 0: none */
+  int ask;     /* stack index of the function answering core.ask, or 0 */
 };
 
 static int write_all(int fd, const char *p, size_t n)
@@ -216,11 +217,82 @@ static void iso_tick(double elapsed, void *arg)
 {
   struct iso_call *c = arg;
   lua_State *L = c->L;
+  if(!c->tick)
+    return;
   lua_pushvalue(L, c->tick);
   lua_pushnumber(L, elapsed);
   /* a failing progress callback must not end the run: ignore its error */
   if(lua_pcall(L, 1, 0, 0) != LUA_OK)
     lua_pop(L, 1);
+}
+
+/* A question from the child (core.ask): ask(q)'s string, "R" first, or
+ * "E" and the error it raised (the child raises it again). */
+static void iso_ask(const char *q, size_t len, char **reply, size_t *rlen,
+                    void *arg)
+{
+  struct iso_call *c = arg;
+  lua_State *L = c->L;
+  const char *s;
+  size_t n;
+  int ok;
+  lua_pushvalue(L, c->ask);
+  lua_pushlstring(L, q, len);
+  ok = lua_pcall(L, 1, 1, 0) == LUA_OK;
+  if(ok && lua_type(L, -1) != LUA_TSTRING) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "the ask function must return a string");
+    ok = 0;
+  }
+  s = luaL_tolstring(L, -1, &n);
+  *reply = malloc(n + 1);
+  if(*reply) {
+    (*reply)[0] = ok ? 'R' : 'E';
+    memcpy(*reply + 1, s, n);
+    *rlen = n + 1;
+  }
+  lua_pop(L, 2);
+}
+
+/* opts.tick, tick_ms, ask of core.isolate and fork_server:run. */
+static void read_hooks(lua_State *L, int opts, const char *what,
+                       struct iso_call *c, struct isolate_hooks *h)
+{
+  memset(h, 0, sizeof(*h));
+  h->tick_ms = (int)strata_opt_int(L, opts, what, "tick_ms", 500);
+  h->arg = c;
+  if(lua_isnoneornil(L, opts))
+    return;
+  if(lua_getfield(L, opts, "tick") == LUA_TFUNCTION) {
+    c->tick = lua_gettop(L);
+    h->tick = iso_tick;
+  }
+  if(lua_getfield(L, opts, "ask") == LUA_TFUNCTION) {
+    c->ask = lua_gettop(L);
+    h->ask = iso_ask;
+  }
+}
+
+/* core.ask(q) -> string: in a cell's child, what the parent's opts.ask(q)
+ * answers (it raises what that raised). */
+static int l_ask(lua_State *L)
+{
+  size_t len, rn;
+  const char *q = luaL_checklstring(L, 1, &len);
+  char *reply;
+  if(isolate_ask(q, len, &reply, &rn))
+    return luaL_error(L, "core.ask: %s", errno == ENOTCONN
+                      ? "not in a cell that can ask (no ask function)"
+                      : strerror(errno));
+  if(rn < 1 || reply[0] != 'R') {
+    lua_pushlstring(L, rn > 1 ? reply + 1 : "core.ask: no answer",
+                    rn > 1 ? rn - 1 : 19);
+    free(reply);
+    return lua_error(L);
+  }
+  lua_pushlstring(L, reply + 1, rn - 1);
+  free(reply);
+  return 1;
 }
 
 /* "64 MiB", "1.5 GiB": a byte count for a message. */
@@ -347,7 +419,8 @@ static int push_result(lua_State *L, struct isolate_result *r,
 
 /*
  * core.isolate(fn, {timeout = s, tick = fn(elapsed), tick_ms = n,
- *                   limits = {memory =, cpu =, files =, output =}})
+ *                   limits = {memory =, cpu =, files =, output =},
+ *                   ask = fn(question) -> answer})
  *   -> "ok", string | "error", msg [, limit] | "timeout" | "crashed", why
  *      | "interrupted"
  * A crossed limit is an "error" whose third value names it ("memory",
@@ -357,31 +430,29 @@ static int push_result(lua_State *L, struct isolate_result *r,
 static int l_isolate(lua_State *L)
 {
   static const char *const keys[] = { "timeout", "tick", "tick_ms",
-                                      "limits", NULL };
-  struct iso_call c = { L, 1, 0, { 0 }, 0 };
+                                      "limits", "ask", NULL };
+  struct iso_call c = { L, 1, 0, { 0 }, 0, 0 };
+  struct isolate_hooks h;
   struct isolate_result r;
   double timeout;
-  int tick_ms;
 
   luaL_checktype(L, 1, LUA_TFUNCTION);
   if(!lua_isnoneornil(L, 2))
     strata_check_keys(L, 2, "core.isolate", keys);
   timeout = strata_opt_num(L, 2, "core.isolate", "timeout", 0);
-  tick_ms = (int)strata_opt_int(L, 2, "core.isolate", "tick_ms", 500);
   read_limits(L, 2, &c.lim);
-  if(!lua_isnoneornil(L, 2) && lua_getfield(L, 2, "tick") == LUA_TFUNCTION)
-    c.tick = lua_gettop(L);
-  isolate_run(iso_child, &c, timeout, &c.lim, c.tick ? iso_tick : NULL, &c,
-              tick_ms, &r);
+  read_hooks(L, 2, "core.isolate", &c, &h);
+  isolate_run(iso_child, &c, timeout, &c.lim, &h, &r);
   return push_result(L, &r, &c.lim);
 }
 
 /*
  * core.fork_server(prepare, cell) -> server: a fork server (isolate.h)
- * forked now.  server:run(req, opts) runs prepare(req) in the server (what
- * it keeps there, later cells see), then cell(req) in a child the server
- * forks, under opts as core.isolate's, and returns what core.isolate
- * returns.  When the server is gone, cell(req) runs in a child forked
+ * forked now.  server:run(req, opts) runs prepare(req) (may be nil) in the
+ * server (what it keeps there, later cells see) and in the child the
+ * server forks, then cell(req) in that child, under opts as
+ * core.isolate's (opts.ask answers the child's core.ask), and returns
+ * what core.isolate returns.  When the server is gone, cell(req) runs in a child forked
  * from this process instead: the caller's own state must make cell(req)
  * answer the same.  server:close() lets the server go.
  */
@@ -400,8 +471,8 @@ struct fork_server {
   struct iso_call call; /* what the child runs: cell(req) */
 };
 
-static void fs_prepare(const char *req, size_t len,
-                       const struct isolate_limits *lim, void *arg)
+/* In the server between cells, before it forks the next cell's child. */
+static void fs_idle(void *arg)
 {
   struct fork_server *f = arg;
   lua_State *L = f->L;
@@ -412,23 +483,37 @@ static void fs_prepare(const char *req, size_t len,
    * that (a quarter of the way), every child starts in that pause, and a
    * cell that allocates little never walks the heap it inherited.  The
    * first one also drops what the server inherited and does not need. */
-  {
-    int kib = lua_gc(L, LUA_GCCOUNT, 0);
-    if(!f->trimmed || kib > f->collected_kib + f->collected_kib / 4 + 64) {
-      lua_gc(L, LUA_GCCOLLECT, 0);
-      if(!f->trimmed)
-        malloc_trim(0);
-      f->trimmed = 1;
-      f->collected_kib = lua_gc(L, LUA_GCCOUNT, 0);
-    }
+  int kib = lua_gc(L, LUA_GCCOUNT, 0);
+  if(!f->trimmed || kib > f->collected_kib + f->collected_kib / 4 + 64) {
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    if(!f->trimmed)
+      malloc_trim(0);
+    f->trimmed = 1;
+    f->collected_kib = lua_gc(L, LUA_GCCOUNT, 0);
   }
+}
+
+/* In the cell's child, and in the server for the children after it. */
+static void fs_prepare(const char *req, size_t len,
+                       const struct isolate_limits *lim, int in_child,
+                       void *arg)
+{
+  struct fork_server *f = arg;
+  lua_State *L = f->L;
+  /* without a prepare function the server keeps nothing: it leaves its
+   * Lua heap alone (each page it wrote would be copied once per cell) */
+  if(!in_child && f->prepare_ref == LUA_NOREF)
+    return;
   lua_settop(L, f->base);
   lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
   lua_pushlstring(L, req, len);
-  f->call = (struct iso_call){ L, f->base + 1, 0, *lim, f->base + 2 };
-  lua_rawgeti(L, LUA_REGISTRYINDEX, f->prepare_ref);
-  lua_pushvalue(L, f->base + 2);
-  f->prepare_failed = lua_pcall(L, 1, 0, 0) != LUA_OK;
+  f->call = (struct iso_call){ L, f->base + 1, 0, *lim, f->base + 2, 0 };
+  f->prepare_failed = 0;
+  if(f->prepare_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, f->prepare_ref);
+    lua_pushvalue(L, f->base + 2);
+    f->prepare_failed = lua_pcall(L, 1, 0, 0) != LUA_OK;
+  }
 }
 
 static int fs_child(int fd, void *arg)
@@ -445,20 +530,23 @@ static int fs_child(int fd, void *arg)
 static int l_fork_server(lua_State *L)
 {
   struct fork_server *f;
-  luaL_checktype(L, 1, LUA_TFUNCTION);
+  if(!lua_isnil(L, 1))
+    luaL_checktype(L, 1, LUA_TFUNCTION);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   f = lua_newuserdatauv(L, sizeof(*f), 0);
   memset(f, 0, sizeof(*f));
   f->owner = getpid();
   f->L = L;
   lua_pushvalue(L, 1);
-  f->prepare_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  f->prepare_ref = luaL_ref(L, LUA_REGISTRYINDEX);  /* nil: LUA_REFNIL */
+  if(f->prepare_ref == LUA_REFNIL)
+    f->prepare_ref = LUA_NOREF;
   lua_pushvalue(L, 2);
   f->cell_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   luaL_setmetatable(L, FORK_SERVER_MT);
   f->base = lua_gettop(L);
   /* the server runs in a copy of this call, from here until it exits */
-  f->s = isolate_server_start(fs_prepare, fs_child, f);
+  f->s = isolate_server_start(fs_prepare, fs_idle, fs_child, f);
   return 1;
 }
 
@@ -470,32 +558,28 @@ static struct fork_server *check_fs(lua_State *L)
 static int fs_run(lua_State *L)
 {
   static const char *const keys[] = { "timeout", "tick", "tick_ms",
-                                      "limits", NULL };
+                                      "limits", "ask", NULL };
   struct fork_server *f = check_fs(L);
-  struct iso_call c = { L, 0, 0, { 0 }, 2 };
+  struct iso_call c = { L, 0, 0, { 0 }, 2, 0 };
+  struct isolate_hooks h;
   struct isolate_result r;
   size_t len;
   const char *req = luaL_checklstring(L, 2, &len);
   double timeout;
-  int tick_ms;
 
   if(!lua_isnoneornil(L, 3))
     strata_check_keys(L, 3, "fork_server:run", keys);
   timeout = strata_opt_num(L, 3, "fork_server:run", "timeout", 0);
-  tick_ms = (int)strata_opt_int(L, 3, "fork_server:run", "tick_ms", 500);
   read_limits(L, 3, &c.lim);
-  if(!lua_isnoneornil(L, 3) && lua_getfield(L, 3, "tick") == LUA_TFUNCTION)
-    c.tick = lua_gettop(L);
+  read_hooks(L, 3, "fork_server:run", &c, &h);
   if(isolate_server_alive(f->s) &&
-     (isolate_server_run(f->s, req, len, timeout, &c.lim,
-                         c.tick ? iso_tick : NULL, &c, tick_ms, &r)
+     (isolate_server_run(f->s, req, len, timeout, &c.lim, &h, &r)
       != ISOLATE_SYSERR || errno != ESRCH))
     return push_result(L, &r, &c.lim);
   /* no server (any more): the same cell, forked from here */
   lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
   c.fn = lua_gettop(L);
-  isolate_run(iso_child, &c, timeout, &c.lim, c.tick ? iso_tick : NULL, &c,
-              tick_ms, &r);
+  isolate_run(iso_child, &c, timeout, &c.lim, &h, &r);
   return push_result(L, &r, &c.lim);
 }
 
@@ -750,6 +834,7 @@ int core_lua_clean_json(lua_State *L);
 
 static const luaL_Reg core_funcs[] = {
   { "isolate", l_isolate },
+  { "ask", l_ask },
   { "fork_server", l_fork_server },
   { "trap_signals", l_trap_signals },
   { "stopping", l_stopping },

@@ -197,13 +197,12 @@ static int drain(int fd, struct isolate_result *r, size_t *cap,
 }
 
 
-/* One cell's child as the wait loop sees it: its answer pipe, its pidfd,
- * and who reaps it (this process, or the fork server that forked it). */
+/* One cell's child as the wait loop sees it: its answer pipe and, for a
+ * child of this process, its pidfd. */
 struct cell {
   pid_t pid;
   int rfd;                     /* read end of the answer pipe */
   int pfd;                     /* pidfd, or -1 (kernel < 5.3) */
-  struct isolate_server *srv;  /* NULL: a child of this process */
 };
 
 struct isolate_server {
@@ -211,27 +210,43 @@ struct isolate_server {
   int sock;    /* stream socket to it; -1 once it is gone */
 };
 
-/* What the runner asks the server, and what it answers. */
-enum { SRV_FORK = 'F', SRV_REAP = 'W' };
+/*
+ * The runner and the server speak fixed-size messages over a stream
+ * socket, one cell at a time.  The runner sends FORK (the cell's limits
+ * and request, the answer pipe's write end as SCM_RIGHTS) and, at a
+ * deadline or a stop, KILL.  The server answers EXITED once the child
+ * has exited, its group has been killed and it has been reaped: one
+ * message for a cell that ends within START_NOTE_MS, STARTED (the pid)
+ * first for one that runs longer.  The server is the parent and the only
+ * one that kills or reaps, so a pid or a process group it signals is
+ * never one reused by someone else.
+ */
+enum { SRV_FORK = 'F', SRV_KILL = 'K' };
+enum { SRV_STARTED = 'S', SRV_EXITED = 'X' };
+#define START_NOTE_MS 2
 struct srv_req {
   int op;
-  pid_t pid;                   /* SRV_REAP: which child */
   struct isolate_limits lim;   /* SRV_FORK: the cell's limits */
   uint32_t len;                /* SRV_FORK: bytes of request that follow */
 };
 struct srv_rep {
-  int err;                     /* errno of a failed fork, else 0 */
-  pid_t pid;                   /* SRV_FORK: the child */
-  int status;                  /* SRV_REAP: wait4's status */
-  struct rusage ru;            /* SRV_REAP: the child's usage */
+  int op;
+  int err;                     /* errno of a failed fork or wait, else 0 */
+  pid_t pid;                   /* the child */
+  int status;                  /* SRV_EXITED: wait4's status */
+  struct rusage ru;            /* SRV_EXITED: the child's usage */
 };
+
+/* In a cell's child: the socket isolate_ask asks on. */
+static int ask_fd = -1;
 
 /* In the child, from fork to _exit: its own process group (the parent
  * kills the group at the deadline), default stop signals, the limits. */
-static void run_child(isolate_child_fn child, void *arg, int wfd,
+static void run_child(isolate_child_fn child, void *arg, int wfd, int afd,
                       const struct isolate_limits *lim)
 {
   int code;
+  ask_fd = afd;
   (void)setpgid(0, 0);
   strata_stop_flag = 0;
   signal(SIGINT, SIG_DFL);
@@ -262,24 +277,26 @@ static int full_io(int fd, void *buf, size_t n, int out)
   return 0;
 }
 
-/* Send hdr (+ fd as SCM_RIGHTS when >= 0), then the request bytes. */
-static int srv_send(int sock, const struct srv_req *hdr, int fd,
+/* Send hdr (+ the fds, the answer pipe and the ask socket, as SCM_RIGHTS
+ * when fd[0] >= 0; fd[1] may be -1), then the request bytes. */
+static int srv_send(int sock, const struct srv_req *hdr, const int *fd,
                     const char *req, size_t len)
 {
-  union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+  union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
   struct iovec iov = { (void *)hdr, sizeof(*hdr) };
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
   ssize_t k;
-  if(fd >= 0) {
+  if(fd && fd[0] >= 0) {
     struct cmsghdr *cm;
+    int n = fd[1] >= 0 ? 2 : 1;
     memset(&u, 0, sizeof(u));
     mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof(u.buf);
+    mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
     cm = CMSG_FIRSTHDR(&mh);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+    memcpy(CMSG_DATA(cm), fd, n * sizeof(int));
   }
   while((k = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
     ;
@@ -291,41 +308,167 @@ static int srv_send(int sock, const struct srv_req *hdr, int fd,
   return len ? full_io(sock, (void *)req, len, 1) : 0;
 }
 
-/* The header (and the fd that came with it, or -1); 0, or -1 at EOF. */
+/* The header (and the fds that came with it, or -1); 0, or -1 at EOF. */
 static int srv_recv(int sock, struct srv_req *hdr, int *fd)
 {
-  union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+  union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
   struct iovec iov = { hdr, sizeof(*hdr) };
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
                        .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
   struct cmsghdr *cm;
   ssize_t k;
-  *fd = -1;
+  fd[0] = fd[1] = -1;
   while((k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
     ;
   if(k <= 0)
     return -1;
   for(cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-    if(cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-      memcpy(fd, CMSG_DATA(cm), sizeof(int));
+    if(cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+      size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      memcpy(fd, CMSG_DATA(cm), (n > 2 ? 2 : n) * sizeof(int));
+    }
   if((size_t)k < sizeof(*hdr) &&
      full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 0))
     return -1;
   return 0;
 }
 
+/* Read a FORK's request into *buf (grown as needed); 0, or -1 at EOF. */
+static int recv_req(int sock, uint32_t len, char **buf, size_t *cap)
+{
+  if(len + 1 > *cap) {
+    char *p = realloc(*buf, len + 1);
+    if(!p)
+      return -1;
+    *buf = p;
+    *cap = len + 1;
+  }
+  if(full_io(sock, *buf, len, 0))
+    return -1;
+  (*buf)[len] = '\0';
+  return 0;
+}
+
+/* What the server passes around: its callbacks, and the child forked
+ * ahead of the next request (the spare), if any. */
+struct server_ctx {
+  isolate_prepare_fn prepare;
+  isolate_idle_fn idle;
+  isolate_child_fn child;
+  void *arg;
+  pid_t spare;       /* 0: none */
+  int spare_sock;    /* the server's end of the spare's socket */
+};
+
 /*
- * The server's loop: fork a cell on SRV_FORK (prepare first, in the
- * server, so the state later cells see is kept here), reap it on
- * SRV_REAP (only then: until the runner has killed what it must, the
- * child's pid and process group cannot be reused).  Ends when the runner
- * closes the socket or dies (PR_SET_PDEATHSIG).
+ * The spare: forked between cells, it waits for the next request (the
+ * header, the answer pipe and the request, forwarded by the server), runs
+ * prepare(req) itself (the server runs it too, for the children after
+ * this one) and then the cell.  Forking it while the runner takes the
+ * last cell's answer in moves the fork off each cell's critical path.
  */
-static void server_main(int sock, pid_t runner, isolate_prepare_fn prepare,
-                        isolate_child_fn child, void *arg)
+static void spare_main(struct server_ctx *x, int sock, pid_t server)
+{
+  struct srv_req h;
+  char *req = NULL;
+  size_t cap = 0;
+  int fd[2];
+  (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if(getppid() != server)
+    _exit(0);
+  (void)setpgid(0, 0);
+  if(srv_recv(sock, &h, fd) || h.op != SRV_FORK || fd[0] < 0 ||
+     recv_req(sock, h.len, &req, &cap))
+    _exit(0);   /* the server let it go unused */
+  close(sock);
+  if(x->prepare)
+    x->prepare(req, h.len, &h.lim, 1, x->arg);
+  run_child(x->child, x->arg, fd[0], fd[1], &h.lim);
+}
+
+static void spare_start(struct server_ctx *x, int runner_sock)
+{
+  int sv[2];
+  pid_t me = getpid();
+  if(x->idle)
+    x->idle(x->arg);
+  if(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+    return;
+  fflush(stdout);
+  x->spare = fork();
+  if(x->spare == 0) {
+    close(sv[0]);
+    close(runner_sock);
+    spare_main(x, sv[1], me);
+  }
+  close(sv[1]);
+  if(x->spare < 0) {
+    x->spare = 0;
+    close(sv[0]);
+    return;
+  }
+  (void)setpgid(x->spare, x->spare);
+  x->spare_sock = sv[0];
+}
+
+static void spare_drop(struct server_ctx *x)
+{
+  int st;
+  if(!x->spare)
+    return;
+  close(x->spare_sock);
+  (void)kill(x->spare, SIGKILL);
+  while(waitpid(x->spare, &st, 0) < 0 && errno == EINTR)
+    ;
+  x->spare = 0;
+}
+
+/* The cell's child for h/req/fd: the spare when there is one that takes
+ * the request, else one forked now.  Its pid, or -1 (errno). */
+static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
+                         const int *fd, const char *req)
+{
+  pid_t pid;
+  if(x->spare) {
+    if(!srv_send(x->spare_sock, h, fd, req, h->len)) {
+      pid = x->spare;
+      close(x->spare_sock);
+      x->spare = 0;
+      if(x->prepare)
+        x->prepare(req, h->len, &h->lim, 0, x->arg);
+      return pid;
+    }
+    spare_drop(x);   /* died unused (killed from outside): fork now */
+  }
+  /* stdout only: fflush(NULL) writes to every FILE, and each page the
+   * server writes after a fork is copied (the server writes no other) */
+  fflush(stdout);
+  pid = fork();
+  if(pid == 0) {
+    if(x->prepare)
+      x->prepare(req, h->len, &h->lim, 1, x->arg);
+    run_child(x->child, x->arg, fd[0], fd[1], &h->lim);
+  }
+  if(pid > 0) {
+    (void)setpgid(pid, pid);
+    if(x->prepare)
+      x->prepare(req, h->len, &h->lim, 0, x->arg);
+  }
+  return pid;
+}
+
+/*
+ * The server's loop: one cell at a time, from FORK to EXITED, then a
+ * spare for the next.  Ends when the runner closes the socket or dies
+ * (PR_SET_PDEATHSIG).
+ */
+static void server_main(int sock, pid_t runner, struct server_ctx *x)
 {
   char *req = NULL;
   size_t cap = 0;
+  pid_t cell = 0;
+  int cfd = -1, noted = 0;
+  uint64_t forked = 0;
 
   /* the runner handles SIGINT/SIGTERM and ends the cells; the server
    * stays until the runner lets it go */
@@ -335,56 +478,95 @@ static void server_main(int sock, pid_t runner, isolate_prepare_fn prepare,
   (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
   if(getppid() != runner)
     _exit(0);
+  spare_start(x, sock);
   for(;;) {
+    struct pollfd p[2] = { { .fd = sock, .events = POLLIN },
+                           { .fd = cfd, .events = POLLIN } };
     struct srv_req h;
     struct srv_rep rep;
-    int fd;
-    if(srv_recv(sock, &h, &fd))
-      _exit(0);
-    memset(&rep, 0, sizeof(rep));
-    if(h.op == SRV_FORK) {
-      if(h.len + 1 > cap) {
-        char *p = realloc(req, h.len + 1);
-        if(!p)
-          _exit(1);
-        req = p;
-        cap = h.len + 1;
-      }
-      if(full_io(sock, req, h.len, 0))
-        _exit(0);
-      req[h.len] = '\0';
-      if(prepare)
-        prepare(req, h.len, &h.lim, arg);
-      /* stdout only: fflush(NULL) writes to every FILE, and each page the
-       * server writes after a fork is copied (the server writes no other) */
-      fflush(stdout);
-      rep.pid = fork();
-      if(rep.pid == 0) {
-        close(sock);
-        run_child(child, arg, fd, &h.lim);
-      }
-      if(rep.pid < 0)
-        rep.err = errno;
-      else
-        (void)setpgid(rep.pid, rep.pid);
-      if(fd >= 0)
-        close(fd);
+    int wait_ms = -1, fd[2];
+
+    if(cell && !noted) {
+      uint64_t ms = (strata_now_ns() - forked) / 1000000;
+      wait_ms = ms >= START_NOTE_MS ? 0 : (int)(START_NOTE_MS - ms);
     }
-    else if(h.op == SRV_REAP) {
-      while(wait4(h.pid, &rep.status, 0, &rep.ru) < 0)
+    if(poll(p, cell ? 2 : 1, wait_ms) < 0 && errno != EINTR)
+      break;
+    memset(&rep, 0, sizeof(rep));
+    if(cell && (p[1].revents & (POLLIN | POLLHUP))) {
+      /* exited: end what it left in its group, then reap it */
+      rep.op = SRV_EXITED;
+      rep.pid = cell;
+      (void)kill(-cell, SIGKILL);
+      while(wait4(cell, &rep.status, 0, &rep.ru) < 0)
         if(errno != EINTR) {
           rep.err = errno;
           break;
         }
+      close(cfd);
+      cfd = -1;
+      cell = 0;
+      if(full_io(sock, &rep, sizeof(rep), 1))
+        break;
+      if(!x->spare)
+        spare_start(x, sock);
+      continue;
     }
-    else
-      _exit(1);
-    if(full_io(sock, &rep, sizeof(rep), 1))
-      _exit(0);
+    if(cell && !noted && wait_ms == 0) {
+      rep.op = SRV_STARTED;
+      rep.pid = cell;
+      noted = 1;
+      if(full_io(sock, &rep, sizeof(rep), 1))
+        break;
+    }
+    if(!(p[0].revents & (POLLIN | POLLHUP)))
+      continue;
+    if(srv_recv(sock, &h, fd))
+      break;
+    if(h.op == SRV_KILL) {
+      if(cell) {
+        (void)kill(-cell, SIGKILL);
+        (void)kill(cell, SIGKILL);
+      }
+      continue;
+    }
+    if(h.op != SRV_FORK || cell || fd[0] < 0 ||
+       recv_req(sock, h.len, &req, &cap))
+      break;
+    cell = server_fork(x, &h, fd, req);
+    close(fd[0]);
+    if(fd[1] >= 0)
+      close(fd[1]);
+    if(cell > 0 && (cfd = pidfd_of(cell)) < 0) {
+      (void)kill(-cell, SIGKILL);
+      (void)kill(cell, SIGKILL);
+    }
+    if(cell <= 0 || cfd < 0) {
+      rep.op = SRV_EXITED;
+      rep.err = errno ? errno : EAGAIN;
+      if(cell > 0)
+        while(waitpid(cell, &rep.status, 0) < 0 && errno == EINTR)
+          ;
+      cell = 0;
+      if(full_io(sock, &rep, sizeof(rep), 1))
+        break;
+      continue;
+    }
+    forked = strata_now_ns();
+    noted = 0;
+    /* the next cell's child, forked while this one runs */
+    spare_start(x, sock);
   }
+  spare_drop(x);
+  if(cell) {
+    (void)kill(-cell, SIGKILL);
+    (void)kill(cell, SIGKILL);
+  }
+  _exit(0);
 }
 
 struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
+                                            isolate_idle_fn idle,
                                             isolate_child_fn child,
                                             void *arg)
 {
@@ -392,7 +574,7 @@ struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
   int sv[2], probe;
   pid_t me = getpid();
 
-  /* the runner finds a cell's exit through its pidfd: no server without */
+  /* the server finds a cell's exit through its pidfd: no server without */
   probe = pidfd_of(me);
   if(probe < 0)
     return NULL;
@@ -413,9 +595,9 @@ struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
     return NULL;
   }
   if(s->pid == 0) {
+    struct server_ctx x = { prepare, idle, child, arg, 0, -1 };
     close(sv[0]);
-    server_main(sv[1], me, prepare, child, arg);
-    _exit(0);
+    server_main(sv[1], me, &x);
   }
   close(sv[1]);
   s->sock = sv[0];
@@ -454,50 +636,6 @@ int isolate_server_alive(const struct isolate_server *s)
   return s && s->sock >= 0;
 }
 
-/* Reap the cell through its server: 1 reaped, -1 the server is gone. */
-static int server_reap(struct cell *c, int *st, struct rusage *ru)
-{
-  struct srv_req h;
-  struct srv_rep rep;
-  memset(&h, 0, sizeof(h));
-  h.op = SRV_REAP;
-  h.pid = c->pid;
-  if(c->srv->sock < 0 || srv_send(c->srv->sock, &h, -1, NULL, 0) ||
-     full_io(c->srv->sock, &rep, sizeof(rep), 0)) {
-    server_lost(c->srv);
-    return -1;
-  }
-  if(rep.err) {
-    errno = rep.err;
-    return -1;
-  }
-  *st = rep.status;
-  *ru = rep.ru;
-  return 1;
-}
-
-/* Has the cell exited?  1 (and reaped: st, ru), 0 not yet, -1 error. */
-static int cell_exited(struct cell *c, int *st, struct rusage *ru, int block)
-{
-  if(c->srv) {
-    if(!block) {
-      struct pollfd p = { .fd = c->pfd, .events = POLLIN };
-      if(poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP)))
-        return 0;
-    }
-    return server_reap(c, st, ru);
-  }
-  for(;;) {
-    pid_t w = wait4(c->pid, st, block ? 0 : WNOHANG, ru);
-    if(w == c->pid)
-      return 1;
-    if(w == 0)
-      return 0;
-    if(errno != EINTR)
-      return -1;
-  }
-}
-
 static void usage_of(const struct rusage *ru, struct isolate_result *r)
 {
   r->cpu_s = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
@@ -505,98 +643,11 @@ static void usage_of(const struct rusage *ru, struct isolate_result *r)
   r->maxrss_kib = ru->ru_maxrss;
 }
 
-/* Kill the child's group, then reap it so no zombie is left behind. */
-static void kill_and_reap(struct cell *c, struct isolate_result *r)
+/* The status of a child that ran to its exit (st: wait4's), by what its
+ * exit says. */
+static enum isolate_status classify(int st, const struct isolate_limits *lim,
+                                    struct isolate_result *r)
 {
-  int st;
-  struct rusage ru;
-  (void)kill(-c->pid, SIGKILL);
-  (void)kill(c->pid, SIGKILL);
-  memset(&ru, 0, sizeof(ru));
-  if(cell_exited(c, &st, &ru, 1) < 0)
-    r->lost = 1;
-  usage_of(&ru, r);
-}
-
-/* Wait for the cell's answer and exit under the deadline; classify. */
-static enum isolate_status wait_cell(struct cell *c, double timeout_s,
-                                     const struct isolate_limits *lim,
-                                     isolate_tick_fn tick, void *tick_arg,
-                                     int tick_ms, struct isolate_result *r)
-{
-  int eof = 0, exited = 0, st = 0;
-  size_t cap = 0;
-  uint64_t start = strata_now_ns(), last_tick = start;
-  struct rusage ru;
-
-  memset(&ru, 0, sizeof(ru));
-  (void)fcntl(c->rfd, F_SETFL, O_NONBLOCK);
-  /* Until the child has exited and its answer is read (or EOF). */
-  while(!exited) {
-    struct pollfd p[2];
-    int np = 0, wait_ms = 100, rc;
-    uint64_t now = strata_now_ns();
-    double elapsed = (double)(now - start) / 1e9;
-
-    if(strata_stop_flag) {
-      r->status = ISOLATE_INTERRUPTED;
-      goto kill;
-    }
-    if(timeout_s > 0 && elapsed >= timeout_s) {
-      r->status = ISOLATE_TIMEOUT;
-      goto kill;
-    }
-    if(tick && tick_ms > 0 && (now - last_tick) / 1000000 >= (uint64_t)tick_ms) {
-      last_tick = now;
-      tick(elapsed, tick_arg);
-    }
-    if(timeout_s > 0) {
-      double left_ms = (timeout_s - elapsed) * 1e3 + 1;
-      if(left_ms < wait_ms)
-        wait_ms = (int)left_ms;
-    }
-    if(!eof)
-      p[np++] = (struct pollfd){ .fd = c->rfd, .events = POLLIN };
-    if(c->pfd >= 0)
-      p[np++] = (struct pollfd){ .fd = c->pfd, .events = POLLIN };
-    else if(eof)
-      wait_ms = 1;  /* no pidfd (kernel < 5.3): poll for the exit */
-    rc = np ? poll(p, (nfds_t)np, wait_ms) : poll(NULL, 0, wait_ms);
-    if(rc < 0 && errno != EINTR) {
-      r->status = ISOLATE_SYSERR;
-      goto kill;
-    }
-    if(!eof) {
-      int d = drain(c->rfd, r, &cap, lim);
-      if(d < 0) {
-        r->status = r->limit ? ISOLATE_LIMIT : ISOLATE_SYSERR;
-        goto kill;
-      }
-      eof = d;
-    }
-    /* The child may exit while something it started keeps the pipe
-     * open: its exit, not EOF, ends the wait. */
-    rc = cell_exited(c, &st, &ru, 0);
-    if(rc < 0) {
-      if(c->srv && !isolate_server_alive(c->srv)) {
-        /* the server died with the cell: its exit status died too */
-        r->status = ISOLATE_CRASHED;
-        r->lost = 1;
-        (void)kill(-c->pid, SIGKILL);
-        return r->status;
-      }
-      r->status = ISOLATE_SYSERR;
-      goto kill;
-    }
-    exited = rc;
-  }
-  if(!eof && drain(c->rfd, r, &cap, lim) < 0 && r->limit) {
-    r->status = ISOLATE_LIMIT;
-    (void)kill(-c->pid, SIGKILL);
-    return r->status;
-  }
-  (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
-  usage_of(&ru, r);
   if(WIFEXITED(st) && WEXITSTATUS(st) == 0)
     r->status = ISOLATE_OK;
   else if(WIFEXITED(st) && WEXITSTATUS(st) == ISOLATE_EXIT_MEMORY)
@@ -615,46 +666,364 @@ static enum isolate_status wait_cell(struct cell *c, double timeout_s,
     r->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   }
   return r->status;
+}
 
-kill:
-  {
-    enum isolate_status s = r->status;
-    kill_and_reap(c, r);
-    return r->status = s;
+/*
+ * What the wait loop waits on: the answer pipe and, for a child of this
+ * process, its pidfd (and then wait4), for the server's child the
+ * server's messages.  One poll of both; 1 once the child has exited (st,
+ * ru), 0 not yet, -1 a system error, -2 the server is gone.
+ */
+struct waiter {
+  struct cell *c;
+  struct isolate_server *srv;   /* NULL: a child of this process */
+  int killed;                   /* the kill was asked for */
+};
+
+static int child_exited(struct waiter *w, int ready, int *st,
+                        struct rusage *ru)
+{
+  if(w->srv) {
+    struct srv_rep rep;
+    if(!ready)
+      return 0;
+    if(full_io(w->srv->sock, &rep, sizeof(rep), 0)) {
+      server_lost(w->srv);
+      return -2;
+    }
+    if(rep.pid > 0)
+      w->c->pid = rep.pid;
+    if(rep.op == SRV_STARTED)
+      return 0;
+    if(rep.err) {
+      errno = rep.err;
+      return -1;
+    }
+    *st = rep.status;
+    *ru = rep.ru;
+    return 1;
   }
+  for(;;) {
+    pid_t k = wait4(w->c->pid, st, WNOHANG, ru);
+    if(k == w->c->pid)
+      return 1;
+    if(k == 0)
+      return 0;
+    if(errno != EINTR)
+      return -1;
+  }
+}
+
+/* End the child (and its group) now; the wait goes on until it exited. */
+static void kill_child(struct waiter *w)
+{
+  if(w->killed)
+    return;
+  w->killed = 1;
+  if(w->srv) {
+    struct srv_req h;
+    memset(&h, 0, sizeof(h));
+    h.op = SRV_KILL;
+    if(w->srv->sock >= 0 && srv_send(w->srv->sock, &h, NULL, NULL, 0))
+      server_lost(w->srv);
+    return;
+  }
+  (void)kill(-w->c->pid, SIGKILL);
+  (void)kill(w->c->pid, SIGKILL);
+}
+
+/*
+ * The parent's end of the ask socket: questions come in as frames (a
+ * 32-bit length, then the bytes), one at a time; each is answered with a
+ * frame, written as the socket takes it.  Never blocks: a cell that sends
+ * half a question or never reads its answer only runs into its deadline.
+ */
+struct asker {
+  int fd;                      /* -1: none, or the child closed it */
+  char *in;
+  size_t inlen, incap;
+  char *out;                   /* the answer being written, with its length */
+  size_t outlen, outoff;
+};
+
+static int ask_frame_len(const struct asker *a, uint32_t *n)
+{
+  if(a->inlen < 4)
+    return 0;
+  memcpy(n, a->in, 4);
+  return 1;
+}
+
+/* Read, answer, write what can be; -1: a question past the output limit. */
+static int ask_service(struct asker *a, short revents,
+                       const struct isolate_hooks *hooks,
+                       const struct isolate_limits *lim)
+{
+  uint32_t n;
+  if(a->fd < 0)
+    return 0;
+  if(!a->out && (revents & (POLLIN | POLLHUP | POLLERR))) {
+    for(;;) {
+      ssize_t k;
+      if(a->incap - a->inlen < 65536) {
+        size_t c = a->incap ? a->incap * 2 : 65536;
+        char *p = realloc(a->in, c);
+        if(!p)
+          return -1;
+        a->in = p;
+        a->incap = c;
+      }
+      k = read(a->fd, a->in + a->inlen, a->incap - a->inlen);
+      if(k > 0) {
+        a->inlen += (size_t)k;
+        if(lim && lim->output_bytes && a->inlen > lim->output_bytes + 4)
+          return -1;
+        continue;
+      }
+      if(k < 0 && errno == EINTR)
+        continue;
+      if(k == 0 || errno != EAGAIN)
+        a->fd = -1;   /* the child closed it (or it broke): no more */
+      break;
+    }
+  }
+  if(!a->out && ask_frame_len(a, &n) && a->inlen >= 4 + (size_t)n) {
+    char *reply = NULL;
+    size_t rlen = 0;
+    uint32_t rn;
+    hooks->ask(a->in + 4, n, &reply, &rlen, hooks->arg);
+    rn = rlen > UINT32_MAX ? UINT32_MAX : (uint32_t)rlen;
+    a->out = malloc(4 + (size_t)rn);
+    if(!a->out) {
+      free(reply);
+      return -1;
+    }
+    memcpy(a->out, &rn, 4);
+    if(rn)
+      memcpy(a->out + 4, reply, rn);
+    free(reply);
+    a->outlen = 4 + (size_t)rn;
+    a->outoff = 0;
+    memmove(a->in, a->in + 4 + n, a->inlen - 4 - n);
+    a->inlen -= 4 + (size_t)n;
+  }
+  while(a->out && a->fd >= 0) {
+    ssize_t k = send(a->fd, a->out + a->outoff, a->outlen - a->outoff,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    if(k > 0) {
+      a->outoff += (size_t)k;
+      if(a->outoff == a->outlen) {
+        free(a->out);
+        a->out = NULL;
+      }
+      continue;
+    }
+    if(k < 0 && (errno == EINTR))
+      continue;
+    if(k < 0 && errno != EAGAIN)
+      a->fd = -1;
+    break;
+  }
+  return 0;
+}
+
+int isolate_ask(const char *q, size_t len, char **reply, size_t *rlen)
+{
+  uint32_t n;
+  char *p;
+  *reply = NULL;
+  *rlen = 0;
+  if(ask_fd < 0 || len > UINT32_MAX) {
+    errno = ask_fd < 0 ? ENOTCONN : EMSGSIZE;
+    return -1;
+  }
+  n = (uint32_t)len;
+  if(full_io(ask_fd, &n, 4, 1) || full_io(ask_fd, (void *)q, len, 1) ||
+     full_io(ask_fd, &n, 4, 0))
+    return -1;
+  p = malloc((size_t)n + 1);
+  if(!p)
+    return -1;
+  if(full_io(ask_fd, p, n, 0)) {
+    free(p);
+    return -1;
+  }
+  p[n] = '\0';
+  *reply = p;
+  *rlen = n;
+  return 0;
+}
+
+/* Wait for the cell's answer and exit under the deadline; classify. */
+static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
+                                     const struct isolate_limits *lim,
+                                     const struct isolate_hooks *hooks,
+                                     struct asker *a,
+                                     struct isolate_result *r)
+{
+  struct cell *c = w->c;
+  int eof = 0, st = 0, rc = 0;
+  int tick_ms = hooks && hooks->tick ? hooks->tick_ms : 0;
+  size_t cap = 0;
+  uint64_t start = strata_now_ns(), last_tick = start;
+  enum isolate_status why = ISOLATE_OK;   /* what the kill was for */
+  struct rusage ru;
+
+  memset(&ru, 0, sizeof(ru));
+  (void)fcntl(c->rfd, F_SETFL, O_NONBLOCK);
+  if(a->fd >= 0)
+    (void)fcntl(a->fd, F_SETFL, O_NONBLOCK);
+  /* Until the child has exited and its answer is read (or EOF).  The
+   * child may exit while something it started keeps the pipe open: its
+   * exit, not EOF, ends the wait. */
+  while(!rc) {
+    struct pollfd p[3];
+    int np = 0, wait_ms = 100, ready = 0, k, ai = -1, wi = -1;
+    uint64_t now = strata_now_ns();
+    double elapsed = (double)(now - start) / 1e9;
+
+    if(!w->killed && strata_stop_flag)
+      why = ISOLATE_INTERRUPTED, kill_child(w);
+    if(!w->killed && timeout_s > 0 && elapsed >= timeout_s)
+      why = ISOLATE_TIMEOUT, kill_child(w);
+    if(tick_ms > 0 && (now - last_tick) / 1000000 >= (uint64_t)tick_ms) {
+      last_tick = now;
+      hooks->tick(elapsed, hooks->arg);
+    }
+    if(!w->killed && timeout_s > 0) {
+      double left_ms = (timeout_s - elapsed) * 1e3 + 1;
+      if(left_ms < wait_ms)
+        wait_ms = (int)left_ms;
+    }
+    if(!eof)
+      p[np++] = (struct pollfd){ .fd = c->rfd, .events = POLLIN };
+    if(a->fd >= 0 && !w->killed) {
+      ai = np;
+      p[np++] = (struct pollfd){ .fd = a->fd,
+                                 .events = a->out ? POLLOUT : POLLIN };
+    }
+    if(w->srv) {
+      wi = np;
+      p[np++] = (struct pollfd){ .fd = w->srv->sock, .events = POLLIN };
+    }
+    else if(c->pfd >= 0) {
+      wi = np;
+      p[np++] = (struct pollfd){ .fd = c->pfd, .events = POLLIN };
+    }
+    else if(eof)
+      wait_ms = 1;  /* no pidfd (kernel < 5.3): poll for the exit */
+    k = np ? poll(p, (nfds_t)np, wait_ms) : poll(NULL, 0, wait_ms);
+    if(k < 0 && errno != EINTR) {
+      why = ISOLATE_SYSERR;
+      kill_child(w);
+      wait_ms = 1;
+    }
+    if(!eof) {
+      int d = drain(c->rfd, r, &cap, lim);
+      if(d < 0 && !w->killed) {
+        why = r->limit ? ISOLATE_LIMIT : ISOLATE_SYSERR;
+        kill_child(w);
+      }
+      eof = d != 0;
+    }
+    if(ai >= 0 && k > 0 && p[ai].revents &&
+       ask_service(a, p[ai].revents, hooks, lim) < 0 && !w->killed) {
+      why = ISOLATE_LIMIT;
+      r->limit = ISOLATE_LIMIT_OUTPUT;
+      kill_child(w);
+    }
+    if(w->srv)
+      ready = k > 0 && wi >= 0 && (p[wi].revents & (POLLIN | POLLHUP));
+    rc = child_exited(w, w->srv ? ready : 1, &st, &ru);
+  }
+  if(rc == -2) {
+    /* the server died with the cell: its exit status died too */
+    if(c->pid > 0)
+      (void)kill(-c->pid, SIGKILL);
+    r->status = ISOLATE_CRASHED;
+    r->lost = 1;
+    return r->status;
+  }
+  if(rc < 0) {
+    int e = errno;
+    if(!w->srv)
+      (void)kill(-c->pid, SIGKILL);
+    errno = e;
+    return r->status = ISOLATE_SYSERR;
+  }
+  if(!eof && !w->killed && drain(c->rfd, r, &cap, lim) < 0 && r->limit)
+    why = ISOLATE_LIMIT;
+  if(!w->srv)
+    (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
+  usage_of(&ru, r);
+  if(why != ISOLATE_OK)
+    return r->status = why;
+  return classify(st, lim, r);
+}
+
+static void asker_end(struct asker *a, int fd)
+{
+  if(fd >= 0)
+    close(fd);
+  free(a->in);
+  free(a->out);
+}
+
+/* The ask socket's two ends, when the caller answers questions. */
+static int ask_pair(const struct isolate_hooks *hooks, int sv[2])
+{
+  sv[0] = sv[1] = -1;
+  if(!hooks || !hooks->ask)
+    return 0;
+  return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
 }
 
 enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
                                 double timeout_s,
                                 const struct isolate_limits *lim,
-                                isolate_tick_fn tick, void *tick_arg,
-                                int tick_ms, struct isolate_result *r)
+                                const struct isolate_hooks *hooks,
+                                struct isolate_result *r)
 {
-  int fds[2];
-  struct cell c = { 0, -1, -1, NULL };
+  int fds[2], av[2];
+  struct cell c = { 0, -1, -1 };
+  struct waiter w = { &c, NULL, 0 };
+  struct asker a = { -1, NULL, 0, 0, NULL, 0, 0 };
 
   memset(r, 0, sizeof(*r));
   if(pipe2(fds, O_CLOEXEC))
     return r->status = ISOLATE_SYSERR;
+  if(ask_pair(hooks, av)) {
+    close(fds[0]);
+    close(fds[1]);
+    return r->status = ISOLATE_SYSERR;
+  }
   fflush(NULL);
   c.pid = fork();
   if(c.pid < 0) {
     close(fds[0]);
     close(fds[1]);
+    asker_end(&a, av[0]);
+    asker_end(&a, av[1]);
     return r->status = ISOLATE_SYSERR;
   }
   if(c.pid == 0) {
     close(fds[0]);
-    run_child(child, child_arg, fds[1], lim);
+    if(av[0] >= 0)
+      close(av[0]);
+    run_child(child, child_arg, fds[1], av[1], lim);
   }
   (void)setpgid(c.pid, c.pid);  /* both sides set it: no race on kill(-pid) */
   close(fds[1]);
+  if(av[1] >= 0)
+    close(av[1]);
   c.rfd = fds[0];
   c.pfd = pidfd_of(c.pid);
-  wait_cell(&c, timeout_s, lim, tick, tick_arg, tick_ms, r);
+  a.fd = av[0];
+  wait_cell(&w, timeout_s, lim, hooks, &a, r);
   close(c.rfd);
   if(c.pfd >= 0)
     close(c.pfd);
+  asker_end(&a, av[0]);
   return r->status;
 }
 
@@ -662,13 +1031,14 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
                                        const char *req, size_t len,
                                        double timeout_s,
                                        const struct isolate_limits *lim,
-                                       isolate_tick_fn tick, void *tick_arg,
-                                       int tick_ms, struct isolate_result *r)
+                                       const struct isolate_hooks *hooks,
+                                       struct isolate_result *r)
 {
-  int fds[2];
+  int fds[2], av[2], pass[2];
   struct srv_req h;
-  struct srv_rep rep;
-  struct cell c = { 0, -1, -1, s };
+  struct cell c = { 0, -1, -1 };
+  struct waiter w = { &c, s, 0 };
+  struct asker a = { -1, NULL, 0, 0, NULL, 0, 0 };
 
   memset(r, 0, sizeof(*r));
   if(!isolate_server_alive(s) || len > UINT32_MAX) {
@@ -677,53 +1047,38 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
   }
   if(pipe2(fds, O_CLOEXEC))
     return r->status = ISOLATE_SYSERR;
+  if(ask_pair(hooks, av)) {
+    close(fds[0]);
+    close(fds[1]);
+    return r->status = ISOLATE_SYSERR;
+  }
   memset(&h, 0, sizeof(h));
   h.op = SRV_FORK;
   if(lim)
     h.lim = *lim;
   h.len = (uint32_t)len;
-  if(srv_send(s->sock, &h, fds[1], req, len)) {
+  pass[0] = fds[1];
+  pass[1] = av[1];
+  if(srv_send(s->sock, &h, pass, req, len)) {
     /* the server was gone before it had the whole request: it forked
      * nothing */
     server_lost(s);
     close(fds[0]);
     close(fds[1]);
+    asker_end(&a, av[0]);
+    asker_end(&a, av[1]);
     errno = ESRCH;
     return r->status = ISOLATE_SYSERR;
   }
   close(fds[1]);
-  if(full_io(s->sock, &rep, sizeof(rep), 0)) {
-    /* gone after the request: the cell may have run (and may still):
-     * it is this cell's crash, never run a second time */
-    server_lost(s);
-    close(fds[0]);
-    r->status = ISOLATE_CRASHED;
-    r->lost = 1;
-    return r->status;
-  }
-  if(rep.err || rep.pid <= 0) {
-    close(fds[0]);
-    errno = rep.err ? rep.err : EPROTO;
-    return r->status = ISOLATE_SYSERR;
-  }
-  c.pid = rep.pid;
+  if(av[1] >= 0)
+    close(av[1]);
   c.rfd = fds[0];
-  /* not reaped until we ask: this pid is the child until then */
-  c.pfd = pidfd_of(c.pid);
-  if(c.pfd < 0) {
-    (void)kill(-c.pid, SIGKILL);
-    (void)kill(c.pid, SIGKILL);
-    c.pfd = -1;
-    {
-      int st;
-      struct rusage ru;
-      (void)server_reap(&c, &st, &ru);
-    }
-    close(c.rfd);
-    return r->status = ISOLATE_SYSERR;
-  }
-  wait_cell(&c, timeout_s, lim, tick, tick_arg, tick_ms, r);
+  a.fd = av[0];
+  /* gone after the request: the cell may have run (and may still): it is
+   * this cell's crash (wait_cell says lost), never run a second time */
+  wait_cell(&w, timeout_s, lim, hooks, &a, r);
   close(c.rfd);
-  close(c.pfd);
+  asker_end(&a, av[0]);
   return r->status;
 }

@@ -65,6 +65,26 @@ typedef int (*isolate_child_fn)(int fd, void *arg);
 #define ISOLATE_EXIT_FILES 98
 /* Called in the parent about every tick_ms while waiting. */
 typedef void (*isolate_tick_fn)(double elapsed_s, void *arg);
+/* Called in the parent for a question the child asked (isolate_ask): the
+ * answer in *reply (malloc'd, freed by the caller; NULL and 0 for none). */
+typedef void (*isolate_ask_fn)(const char *q, size_t len, char **reply,
+                               size_t *rlen, void *arg);
+/* What the parent does while the child runs; NULL: nothing. */
+struct isolate_hooks {
+  isolate_tick_fn tick;   /* about every tick_ms */
+  int tick_ms;
+  isolate_ask_fn ask;     /* NULL: the child cannot ask */
+  void *arg;              /* passed to both */
+};
+
+/*
+ * In the child: ask the parent (its ask hook) and wait for the answer
+ * (*reply malloc'd, the caller frees it).  The question and answer go
+ * over a socket of their own, so a cell can ask for what it needs (the
+ * runner's results, t.result) instead of being handed all of it before
+ * it starts.  -1 (errno) when there is no one to ask or the parent went.
+ */
+int isolate_ask(const char *q, size_t len, char **reply, size_t *rlen);
 
 /*
  * Fork, run child(fd, arg) in a new process group under lim (NULL: none),
@@ -75,8 +95,8 @@ typedef void (*isolate_tick_fn)(double elapsed_s, void *arg);
 enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
                                 double timeout_s,
                                 const struct isolate_limits *lim,
-                                isolate_tick_fn tick, void *tick_arg,
-                                int tick_ms, struct isolate_result *r);
+                                const struct isolate_hooks *hooks,
+                                struct isolate_result *r);
 
 /*
  * A fork server: a process forked once, early (before the caller holds
@@ -88,21 +108,28 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
  *
  * The child is the server's, with everything isolate_run gives: its own
  * process group, the limits, the answer pipe (made here, its write end
- * passed with SCM_RIGHTS), a pidfd this process waits on, the deadline
- * and the kill of the group.  The server reaps a child only when asked,
- * after this process has killed what it must, so a pid is never reused
- * under a kill.  The server ignores SIGINT/SIGTERM (this process ends the
- * cells) and dies with this process (PR_SET_PDEATHSIG).
+ * passed with SCM_RIGHTS), the deadline and the kill of the group.  The
+ * server alone kills and reaps its children (asked by this process at a
+ * deadline), so a pid is never reused under a kill; it says when a child
+ * has exited, been reaped and its group killed.  Between cells it forks
+ * the next cell's child ahead of time (a spare, waiting for its request),
+ * so that each fork happens while this process takes the last answer in.
+ * The server ignores SIGINT/SIGTERM (this process ends the cells) and
+ * dies with this process (PR_SET_PDEATHSIG), its children with it.
  *
- * prepare(req, len, lim, arg) runs in the server before each fork: what
- * it keeps there, later cells see.  child(fd, arg) runs in the child.
- * NULL when the server cannot be had (no pidfd: kernel < 5.3; fork).
+ * prepare(req, len, lim, in_child, arg) runs for each request in the
+ * cell's child (in_child 1) before child(fd, arg), and in the server (0):
+ * what it keeps there, later cells see.  idle(arg) (may be NULL) runs in the server before it forks
+ * a child ahead of a request, while no cell runs.  NULL when the server
+ * cannot be had (no pidfd: kernel < 5.3; fork).
  */
 struct isolate_server;
 typedef void (*isolate_prepare_fn)(const char *req, size_t len,
                                    const struct isolate_limits *lim,
-                                   void *arg);
+                                   int in_child, void *arg);
+typedef void (*isolate_idle_fn)(void *arg);
 struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
+                                            isolate_idle_fn idle,
                                             isolate_child_fn child,
                                             void *arg);
 /* As isolate_run, the child forked by the server for req.  ISOLATE_SYSERR
@@ -111,8 +138,8 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
                                        const char *req, size_t len,
                                        double timeout_s,
                                        const struct isolate_limits *lim,
-                                       isolate_tick_fn tick, void *tick_arg,
-                                       int tick_ms, struct isolate_result *r);
+                                       const struct isolate_hooks *hooks,
+                                       struct isolate_result *r);
 int isolate_server_alive(const struct isolate_server *s);
 pid_t isolate_server_pid(const struct isolate_server *s);
 /* Let the server go (it exits) and reap it. */

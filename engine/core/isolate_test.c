@@ -73,13 +73,85 @@ static int hog(int fd, void *arg)
  * child answers the count and the request, so a test sees that what
  * prepare keeps survives from cell to cell (and never reaches here). */
 static int prepared;
+/* Ask the parent twice (a small and a 1 MiB question); answer both
+ * answers' lengths and the first. */
+static int asker(int fd, void *arg)
+{
+  static char big[1 << 20];
+  char *a, *b, out[128];
+  size_t an, bn;
+  int n;
+  (void)arg;
+  memset(big, 'q', sizeof(big));
+  if(isolate_ask("ping", 4, &a, &an) || isolate_ask(big, sizeof(big), &b, &bn))
+    return 1;
+  n = snprintf(out, sizeof(out), "R%zu:%zu:%s", an, bn, a);
+  free(a);
+  free(b);
+  return write(fd, out, (size_t)n) == n ? 0 : 1;
+}
+
+/* Half a question (its length says 100 bytes, 3 come), then nothing: the
+ * parent must not wait for the rest past the deadline. */
+static int half_asker(int fd, void *arg)
+{
+  char *a;
+  size_t an;
+  (void)fd;
+  (void)arg;
+  if(isolate_ask("x", 1, &a, &an))
+    return 1;
+  free(a);
+  /* the raw socket: as a hostile cell could write to it */
+  for(int k = 3; k < 64; k++) {
+    uint32_t n = 100;
+    if(write(k, &n, 4) == 4) {
+      if(write(k, "abc", 3) != 3)
+        return 1;
+    }
+  }
+  return spin(fd, arg);
+}
+
+static void ask_hook(const char *q, size_t len, char **reply, size_t *rlen,
+                     void *arg)
+{
+  int *asked = arg;
+  (*asked)++;
+  *reply = malloc(len + 6);
+  if(!*reply)
+    return;
+  memcpy(*reply, "pong:", 5);
+  memcpy(*reply + 5, q, len > 4 ? 4 : len);
+  *rlen = 5 + (len > 4 ? 4 : len);
+}
+
+static void ask_tests(struct isolate_server *s)
+{
+  struct isolate_result r;
+  int asked = 0;
+  struct isolate_hooks h = { NULL, 0, ask_hook, &asked };
+  char *a;
+  size_t an;
+  CHECK(isolate_ask("x", 1, &a, &an) == -1 && errno == ENOTCONN);
+  CHECK((s ? isolate_server_run(s, "ask", 3, 10, NULL, &h, &r)
+           : isolate_run(asker, NULL, 10, NULL, &h, &r)) == ISOLATE_OK);
+  CHECK(r.payload && !strcmp(r.payload, "R9:9:pong:ping"));
+  CHECK(asked == 2);
+  free(r.payload);
+  CHECK((s ? isolate_server_run(s, "half", 4, 0.5, NULL, &h, &r)
+           : isolate_run(half_asker, NULL, 0.5, NULL, &h, &r)) == ISOLATE_TIMEOUT);
+  free(r.payload);
+}
+
 static char last_req[64];
 
 static void count(const char *req, size_t len,
-                  const struct isolate_limits *lim, void *arg)
+                  const struct isolate_limits *lim, int in_child, void *arg)
 {
   (void)lim;
   (void)arg;
+  (void)in_child;   /* counted in the child and in the server alike */
   prepared++;
   snprintf(last_req, sizeof(last_req), "%.*s", (int)len, req);
 }
@@ -99,6 +171,10 @@ static int echo(int fd, void *arg)
     return chatty(fd, arg);
   if(!strcmp(last_req, "linger"))
     return linger(fd, arg);
+  if(!strcmp(last_req, "ask"))
+    return asker(fd, arg);
+  if(!strcmp(last_req, "half"))
+    return half_asker(fd, arg);
   n = snprintf(b, sizeof(b), "R%d:%s:%d", prepared, last_req, (int)getpgid(0) == (int)getpid());
   return write(fd, b, (size_t)n) == n ? 0 : 1;
 }
@@ -107,22 +183,22 @@ static void server_tests(void)
 {
   struct isolate_result r;
   struct isolate_limits lim;
-  struct isolate_server *s = isolate_server_start(count, echo, NULL);
+  struct isolate_server *s = isolate_server_start(count, NULL, echo, NULL);
   double best = 1e9;
 
   CHECK(s != NULL);
   CHECK(isolate_server_alive(s));
-  CHECK(isolate_server_run(s, "a", 1, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+  CHECK(isolate_server_run(s, "a", 1, 5, NULL, NULL, &r) == ISOLATE_OK);
   CHECK(r.payload && !strcmp(r.payload, "R1:a:1"));
   free(r.payload);
-  CHECK(isolate_server_run(s, "bc", 2, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+  CHECK(isolate_server_run(s, "bc", 2, 5, NULL, NULL, &r) == ISOLATE_OK);
   CHECK(r.payload && !strcmp(r.payload, "R2:bc:1"));  /* the server kept count */
   free(r.payload);
   CHECK(prepared == 0);   /* ... there, not here */
 
   for(int i = 0; i < 20; i++) {
     uint64_t t0 = strata_now_ns();
-    CHECK(isolate_server_run(s, "linger", 6, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+    CHECK(isolate_server_run(s, "linger", 6, 5, NULL, NULL, &r) == ISOLATE_OK);
     free(r.payload);
     double t = (double)(strata_now_ns() - t0) / 1e9;
     if(t < best)
@@ -132,26 +208,27 @@ static void server_tests(void)
   CHECK(best < 0.0095);
 
   /* a hung cell: the deadline kills it, the server goes on */
-  CHECK(isolate_server_run(s, "spin", 4, 0.3, NULL, NULL, NULL, 0, &r) == ISOLATE_TIMEOUT);
+  CHECK(isolate_server_run(s, "spin", 4, 0.3, NULL, NULL, &r) == ISOLATE_TIMEOUT);
   free(r.payload);
   /* a crashing cell */
-  CHECK(isolate_server_run(s, "segv", 4, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_CRASHED);
+  CHECK(isolate_server_run(s, "segv", 4, 5, NULL, NULL, &r) == ISOLATE_CRASHED);
   CHECK(r.term_signal == SIGSEGV && !r.lost);
   free(r.payload);
   /* limits travel with the request */
   memset(&lim, 0, sizeof(lim));
   lim.cpu_s = 1;
-  CHECK(isolate_server_run(s, "spin", 4, 20, &lim, NULL, NULL, 0, &r) == ISOLATE_LIMIT);
+  CHECK(isolate_server_run(s, "spin", 4, 20, &lim, NULL, &r) == ISOLATE_LIMIT);
   CHECK(r.limit == ISOLATE_LIMIT_CPU && r.cpu_s >= 0.5);
   free(r.payload);
   memset(&lim, 0, sizeof(lim));
   lim.output_bytes = 1 << 20;
-  CHECK(isolate_server_run(s, "chatty", 6, 10, &lim, NULL, NULL, 0, &r) == ISOLATE_LIMIT);
+  CHECK(isolate_server_run(s, "chatty", 6, 10, &lim, NULL, &r) == ISOLATE_LIMIT);
   CHECK(r.limit == ISOLATE_LIMIT_OUTPUT);
   free(r.payload);
-  CHECK(isolate_server_run(s, "d", 1, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+  CHECK(isolate_server_run(s, "d", 1, 5, NULL, NULL, &r) == ISOLATE_OK);
   CHECK(r.payload && !strncmp(r.payload, "R", 1) && strstr(r.payload, ":d:1"));
   free(r.payload);
+  ask_tests(s);
 
   /* the server killed: the next request says so and nothing runs */
   CHECK(kill(isolate_server_pid(s), SIGKILL) == 0);
@@ -160,7 +237,7 @@ static void server_tests(void)
     CHECK(waitid(P_PID, (id_t)isolate_server_pid(s), &si, WEXITED | WNOWAIT) == 0);
   }
   errno = 0;
-  CHECK(isolate_server_run(s, "e", 1, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_SYSERR);
+  CHECK(isolate_server_run(s, "e", 1, 5, NULL, NULL, &r) == ISOLATE_SYSERR);
   CHECK(errno == ESRCH);
   CHECK(!isolate_server_alive(s));
   isolate_server_stop(s);
@@ -172,13 +249,13 @@ int main(void)
   struct isolate_limits lim;
   double best = 1e9;
 
-  CHECK(isolate_run(answer, NULL, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+  CHECK(isolate_run(answer, NULL, 5, NULL, NULL, &r) == ISOLATE_OK);
   CHECK(r.len == 3 && !memcmp(r.payload, "R42", 3));
   free(r.payload);
 
   for(int i = 0; i < 20; i++) {
     uint64_t t0 = strata_now_ns();
-    CHECK(isolate_run(linger, NULL, 5, NULL, NULL, NULL, 0, &r) == ISOLATE_OK);
+    CHECK(isolate_run(linger, NULL, 5, NULL, NULL, &r) == ISOLATE_OK);
     free(r.payload);
     double s = (double)(strata_now_ns() - t0) / 1e9;
     if(s < best)
@@ -190,13 +267,13 @@ int main(void)
 
   memset(&lim, 0, sizeof(lim));
   lim.output_bytes = 1 << 20;
-  CHECK(isolate_run(chatty, NULL, 10, &lim, NULL, NULL, 0, &r) == ISOLATE_LIMIT);
+  CHECK(isolate_run(chatty, NULL, 10, &lim, NULL, &r) == ISOLATE_LIMIT);
   CHECK(r.limit == ISOLATE_LIMIT_OUTPUT);
   free(r.payload);
 
   memset(&lim, 0, sizeof(lim));
   lim.cpu_s = 1;
-  CHECK(isolate_run(spin, NULL, 20, &lim, NULL, NULL, 0, &r) == ISOLATE_LIMIT);
+  CHECK(isolate_run(spin, NULL, 20, &lim, NULL, &r) == ISOLATE_LIMIT);
   CHECK(r.limit == ISOLATE_LIMIT_CPU && r.cpu_s >= 0.5);
   free(r.payload);
 
@@ -204,16 +281,17 @@ int main(void)
   /* (under ASan RLIMIT_DATA is not set: its shadow memory would count) */
   memset(&lim, 0, sizeof(lim));
   lim.memory_bytes = 64 << 20;
-  CHECK(isolate_run(hog, NULL, 20, &lim, NULL, NULL, 0, &r) == ISOLATE_LIMIT);
+  CHECK(isolate_run(hog, NULL, 20, &lim, NULL, &r) == ISOLATE_LIMIT);
   CHECK(r.limit == ISOLATE_LIMIT_MEMORY);
   free(r.payload);
 #else
   (void)hog;
 #endif
 
-  CHECK(isolate_run(spin, NULL, 0.3, NULL, NULL, NULL, 0, &r) == ISOLATE_TIMEOUT);
+  CHECK(isolate_run(spin, NULL, 0.3, NULL, NULL, &r) == ISOLATE_TIMEOUT);
   free(r.payload);
 
+  ask_tests(NULL);
   server_tests();
 
   return check_result("isolate_test");

@@ -320,54 +320,77 @@ function M.run(order, opts)
 
   -- Cells fork from a fork server started here, before results pile up
   -- in this process (a fork copies the page tables of the process that
-  -- forks: docs/internals.md, "How a test runs").  The server keeps its
-  -- own copy of what a cell may look up (t.result, t.results: each
-  -- result's cell, metrics and status), sent with the next request.
+  -- forks: docs/internals.md, "How a test runs").  The server keeps no
+  -- results: a cell's t.result/t.results ask this process (core.ask,
+  -- answered by ask() below while it waits for the cell), so the server's
+  -- memory stays what it was at the first cell, and so does each fork.
   local cells_of = {}
   local function cells_at(i)
     cells_of[i] = cells_of[i] or spec.cells(order[i])
     return cells_of[i]
   end
-  local unsent = {}       -- results the server has not been sent yet
-  local function prepare(req)   -- in the server, before each cell
-    local r = cjson.decode(req)
-    cells_at(r.test)
-    for _, x in ipairs(r.new) do
-      results[x.id] = results[x.id] or {}
-      table.insert(results[x.id], {
-        cell = x.gated and {} or cells_at(x.test)[x.ci],
-        metrics = x.metrics and denull(x.metrics),
-        status = x.status })
-    end
+  local index_of = {}     -- test id -> its index in order
+  for i, t in ipairs(order) do
+    index_of[t.id] = index_of[t.id] or i
+    cells_at(i)   -- now, for the server to have them: it runs no Lua
   end
+  local function ask(q)   -- here, for a cell's child
+    local m = cjson.decode(q)
+    if m[1] == "result" then
+      local metrics, err = lookup(m[2], m[3] ~= cjson.null and m[3] or nil)
+      return cjson.encode { metrics or cjson.null, err or cjson.null }
+    end
+    -- every result of a test: its cell by where it is in the plan (the
+    -- child has the same cells), so a cell comes back the table it was
+    local out = {}
+    for _, r in ipairs(results[m[2]] or {}) do
+      local gated = r.outcome.kind == "blocked" or r.outcome.kind == "gated_skip"
+      out[#out + 1] = { index_of[r.id], r.cell_index, gated,
+                        r.metrics or cjson.null, r.status }
+    end
+    return cjson.encode(out)
+  end
+  local function denull(x)
+    if x == cjson.null then return nil end
+    return type(x) == "table" and require("strata.journal").denull(x) or x
+  end
+  local child_env = { site = opts.site,
+    lookup = function(id, cell)
+      local a = cjson.decode(core.ask(cjson.encode { "result", id,
+                                                     cell or cjson.null }))
+      return denull(a[1]), denull(a[2])
+    end,
+    lookup_all = function(id)
+      local out = {}
+      for _, x in ipairs(cjson.decode(core.ask(cjson.encode { "results", id }))) do
+        out[#out + 1] = { cell = x[3] and {} or cells_at(x[1])[x[2]],
+                          metrics = denull(x[4]), status = x[5] }
+      end
+      return out
+    end }
   local function cell_answer(req)   -- in the cell's child
     local r = cjson.decode(req)
-    return run_cell(order[r.test], cells_at(r.test)[r.ci], env)
+    return run_cell(order[r.test], cells_at(r.test)[r.ci], child_env)
   end
   local server = os.getenv("STRATA_FORK_SERVER") ~= "0"
-    and core.fork_server(prepare, cell_answer) or nil
+    and core.fork_server(nil, cell_answer) or nil
   local interrupted = false
   local total = #order
   local run0, last_plain = core.now(), core.now()
 
   for i, t in ipairs(order) do
     if interrupted then break end
-    local cells = spec.cells(t)
+    local cells = cells_at(i)
     local t0 = core.now()
     local ncells, crits = #cells, crit_by_id[t.id] or {}
     local unit = t.headline and t.units[t.headline] or nil
     -- A record is judged (verdict.cell), kept for t.result / t.results and
-    -- the roll-up, queued for the fork server and journaled.
+    -- the roll-up, and journaled.
     local function keep(r)
       r.status, r.reason = verdict.cell(r)
       local list = results[t.id]
       if not list then list = {} results[t.id] = list end
       list[#list + 1] = r
-      local kind = r.outcome.kind
-      unsent[#unsent + 1] = { id = t.id, test = i, ci = r.cell_index,
-                              gated = kind == "blocked"
-                                or kind == "gated_skip" or nil,
-                              metrics = r.metrics, status = r.status }
       opts.journal:write(r)
       return r
     end
@@ -405,15 +428,13 @@ function M.run(order, opts)
       end
     end
     local iso = { timeout = t.timeout, tick = tick, tick_ms = 500,
-                  limits = limits }
+                  limits = limits, ask = ask }
     for ci, cell in ipairs(gate and {} or cells) do
       cur_ci, cur_cell, cur_label = ci, cell, nil
       local started, c0 = core.utc(), core.now()
       local st, payload, limit
       if server then
-        local req = cjson.encode { test = i, ci = ci, new = unsent }
-        unsent = {}
-        st, payload, limit = server:run(req, iso)
+        st, payload, limit = server:run(cjson.encode { test = i, ci = ci }, iso)
       else
         st, payload, limit = core.isolate(function()
           return run_cell(t, cell, env)

@@ -137,6 +137,38 @@ test {
         self.assertIn("needs site.rdma.line_rate_gbps", p.stderr)
 
 
+
+class Lookups(Tmp):
+    """t.result / t.results in a cell: what the runner holds, asked for
+    while the cell runs; the same with cells forked from the runner."""
+
+    def run_it(self, env):
+        p = strata("run", os.path.join(FIX, "lookup.lua"), "-o",
+                   self.path("l.xlsx"), "--journal", self.path("l.jsonl"),
+                   env=env)
+        self.assertEqual(p.returncode, 1, p.stderr)   # L0 fails, L2 blocked
+        return results(journal(self.path("l.jsonl")))
+
+    def check(self, res):
+        l3 = sorted(res["L3"], key=lambda r: r["cell_index"])
+        self.assertEqual([r["status"] for r in l3], ["PASS", "PASS"])
+        self.assertEqual(l3[0]["metrics"],
+                         {"got": 20, "half": 1, "n": 3, "mine": 0, "first": 10})
+        self.assertEqual(l3[1]["metrics"]["got"], 30)
+        self.assertEqual(l3[1]["metrics"]["half"], 1.5)
+        self.assertEqual(l3[1]["metrics"]["mine"], 1)   # its own first cell
+        # cells come back as the plan's own tables: integers stay integers
+        self.assertEqual(l3[0]["notes"][0], "1/a/PASS 2/a/PASS 3/a/PASS")
+        self.assertEqual(l3[0]["notes"][1], "nil: L9 has not run")
+        self.assertEqual(l3[0]["notes"][2],
+                         "L2: 1 result, cell keys 0, status BLOCKED")
+        return l3
+
+    def test_fork_server_and_runner_agree(self):
+        a = self.check(self.run_it({}))
+        b = self.check(self.run_it({"STRATA_FORK_SERVER": "0"}))
+        self.assertEqual([r["metrics"] for r in a], [r["metrics"] for r in b])
+
 class Thresholds(Tmp):
     SPEC = """
 test {
