@@ -1,10 +1,13 @@
 /*
  * isolate.c - fork a child with its own process group and resource
- * limits, read its answer from a pipe under a deadline, and reap it.
+ * limits, read its answer from a pipe under a deadline, answer what it
+ * asks on a socket of its own, and reap it; or have a fork server do the
+ * forking, killing and reaping.
  *
- * The parent sleeps in poll() on two things: the pipe (the answer) and a
- * pidfd (the child's exit), so it wakes the moment either happens and
- * never later than the deadline or the next progress tick.
+ * The parent sleeps in poll() on the pipe (the answer), the ask socket and
+ * a pidfd (the child's exit) or the server's socket (its word that the
+ * child exited), so it wakes the moment any happens and never later than
+ * the deadline or the next progress tick.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -213,8 +216,8 @@ struct isolate_server {
 /*
  * The runner and the server speak fixed-size messages over a stream
  * socket, one cell at a time.  The runner sends FORK (the cell's limits
- * and request, the answer pipe's write end as SCM_RIGHTS) and, at a
- * deadline or a stop, KILL.  The server answers EXITED once the child
+ * and request; the answer pipe's write end and the child's end of the ask
+ * socket as SCM_RIGHTS) and, at a deadline or a stop, KILL.  The server answers EXITED once the child
  * has exited, its group has been killed and it has been reaped: one
  * message for a cell that ends within START_NOTE_MS, STARTED (the pid)
  * first for one that runs longer.  The server is the parent and the only
@@ -855,7 +858,8 @@ int isolate_ask(const char *q, size_t len, char **reply, size_t *rlen)
 }
 
 /* Wait for the cell's answer and exit under the deadline; classify. */
-static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
+static enum isolate_status wait_cell(struct waiter *w, uint64_t start,
+                                     double timeout_s,
                                      const struct isolate_limits *lim,
                                      const struct isolate_hooks *hooks,
                                      struct asker *a,
@@ -865,7 +869,7 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
   int eof = 0, st = 0, rc = 0;
   int tick_ms = hooks && hooks->tick ? hooks->tick_ms : 0;
   size_t cap = 0;
-  uint64_t start = strata_now_ns(), last_tick = start;
+  uint64_t last_tick = start;
   enum isolate_status why = ISOLATE_OK;   /* what the kill was for */
   struct rusage ru;
 
@@ -1019,12 +1023,116 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
   c.rfd = fds[0];
   c.pfd = pidfd_of(c.pid);
   a.fd = av[0];
-  wait_cell(&w, timeout_s, lim, hooks, &a, r);
+  wait_cell(&w, strata_now_ns(), timeout_s, lim, hooks, &a, r);
   close(c.rfd);
   if(c.pfd >= 0)
     close(c.pfd);
   asker_end(&a, av[0]);
   return r->status;
+}
+
+/* A cell sent to the server and not yet waited for. */
+struct isolate_pending {
+  struct isolate_server *s;
+  int rfd;          /* the answer pipe's read end */
+  int afd;          /* the ask socket's parent end, or -1 */
+  uint64_t start;   /* when it was sent: its deadline counts from here */
+};
+
+struct isolate_pending *isolate_server_send(struct isolate_server *s,
+                                            const char *req, size_t len,
+                                            const struct isolate_limits *lim,
+                                            int ask)
+{
+  int fds[2], av[2] = { -1, -1 }, pass[2];
+  struct srv_req h;
+  struct isolate_pending *p;
+
+  if(!isolate_server_alive(s) || len > UINT32_MAX) {
+    errno = ESRCH;
+    return NULL;
+  }
+  p = calloc(1, sizeof(*p));
+  if(!p)
+    return NULL;
+  if(pipe2(fds, O_CLOEXEC)) {
+    free(p);
+    return NULL;
+  }
+  if(ask && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, av)) {
+    close(fds[0]);
+    close(fds[1]);
+    free(p);
+    return NULL;
+  }
+  memset(&h, 0, sizeof(h));
+  h.op = SRV_FORK;
+  if(lim)
+    h.lim = *lim;
+  h.len = (uint32_t)len;
+  pass[0] = fds[1];
+  pass[1] = av[1];
+  p->start = strata_now_ns();
+  if(srv_send(s->sock, &h, pass, req, len)) {
+    /* the server was gone before it had the whole request: it forked
+     * nothing */
+    server_lost(s);
+    close(fds[0]);
+    close(fds[1]);
+    if(ask) {
+      close(av[0]);
+      close(av[1]);
+    }
+    free(p);
+    errno = ESRCH;
+    return NULL;
+  }
+  close(fds[1]);
+  if(ask)
+    close(av[1]);
+  p->s = s;
+  p->rfd = fds[0];
+  p->afd = av[0];
+  return p;
+}
+
+enum isolate_status isolate_server_wait(struct isolate_pending *p,
+                                        double timeout_s,
+                                        const struct isolate_limits *lim,
+                                        const struct isolate_hooks *hooks,
+                                        struct isolate_result *r)
+{
+  struct cell c = { 0, p->rfd, -1 };
+  struct waiter w = { &c, p->s, 0 };
+  struct asker a = { p->afd, NULL, 0, 0, NULL, 0, 0 };
+
+  memset(r, 0, sizeof(*r));
+  /* the server gone after the request: the cell may have run (and may
+   * still): it is this cell's crash (wait_cell says lost), never run a
+   * second time */
+  wait_cell(&w, p->start, timeout_s, lim, hooks, &a, r);
+  close(p->rfd);
+  asker_end(&a, p->afd);
+  free(p);
+  return r->status;
+}
+
+void isolate_pending_free(struct isolate_pending *p)
+{
+  close(p->rfd);
+  if(p->afd >= 0)
+    close(p->afd);
+  free(p);
+}
+
+void isolate_server_drop(struct isolate_pending *p)
+{
+  struct isolate_result r;
+  struct cell c = { 0, p->rfd, -1 };
+  struct waiter w = { &c, p->s, 0 };
+  kill_child(&w);   /* then the wait reads its exit */
+  isolate_server_wait(p, 0, NULL, NULL, &r);
+  free(r.payload);
 }
 
 enum isolate_status isolate_server_run(struct isolate_server *s,
@@ -1034,51 +1142,11 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
                                        const struct isolate_hooks *hooks,
                                        struct isolate_result *r)
 {
-  int fds[2], av[2], pass[2];
-  struct srv_req h;
-  struct cell c = { 0, -1, -1 };
-  struct waiter w = { &c, s, 0 };
-  struct asker a = { -1, NULL, 0, 0, NULL, 0, 0 };
-
-  memset(r, 0, sizeof(*r));
-  if(!isolate_server_alive(s) || len > UINT32_MAX) {
-    errno = ESRCH;
+  struct isolate_pending *p = isolate_server_send(s, req, len, lim,
+                                                  hooks && hooks->ask);
+  if(!p) {
+    memset(r, 0, sizeof(*r));
     return r->status = ISOLATE_SYSERR;
   }
-  if(pipe2(fds, O_CLOEXEC))
-    return r->status = ISOLATE_SYSERR;
-  if(ask_pair(hooks, av)) {
-    close(fds[0]);
-    close(fds[1]);
-    return r->status = ISOLATE_SYSERR;
-  }
-  memset(&h, 0, sizeof(h));
-  h.op = SRV_FORK;
-  if(lim)
-    h.lim = *lim;
-  h.len = (uint32_t)len;
-  pass[0] = fds[1];
-  pass[1] = av[1];
-  if(srv_send(s->sock, &h, pass, req, len)) {
-    /* the server was gone before it had the whole request: it forked
-     * nothing */
-    server_lost(s);
-    close(fds[0]);
-    close(fds[1]);
-    asker_end(&a, av[0]);
-    asker_end(&a, av[1]);
-    errno = ESRCH;
-    return r->status = ISOLATE_SYSERR;
-  }
-  close(fds[1]);
-  if(av[1] >= 0)
-    close(av[1]);
-  c.rfd = fds[0];
-  a.fd = av[0];
-  /* gone after the request: the cell may have run (and may still): it is
-   * this cell's crash (wait_cell says lost), never run a second time */
-  wait_cell(&w, timeout_s, lim, hooks, &a, r);
-  close(c.rfd);
-  asker_end(&a, av[0]);
-  return r->status;
+  return isolate_server_wait(p, timeout_s, lim, hooks, r);
 }

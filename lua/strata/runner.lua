@@ -324,28 +324,23 @@ function M.run(order, opts)
   -- results: a cell's t.result/t.results ask this process (core.ask,
   -- answered by ask() below while it waits for the cell), so the server's
   -- memory stays what it was at the first cell, and so does each fork.
-  local cells_of = {}
-  local function cells_at(i)
-    cells_of[i] = cells_of[i] or spec.cells(order[i])
-    return cells_of[i]
-  end
   local index_of = {}     -- test id -> its index in order
-  for i, t in ipairs(order) do
-    index_of[t.id] = index_of[t.id] or i
-    cells_at(i)   -- now, for the server to have them: it runs no Lua
-  end
+  for i, t in ipairs(order) do index_of[t.id] = index_of[t.id] or i end
   local function ask(q)   -- here, for a cell's child
     local m = cjson.decode(q)
     if m[1] == "result" then
       local metrics, err = lookup(m[2], m[3] ~= cjson.null and m[3] or nil)
       return cjson.encode { metrics or cjson.null, err or cjson.null }
     end
-    -- every result of a test: its cell by where it is in the plan (the
-    -- child has the same cells), so a cell comes back the table it was
+    -- every result of a test: its cell as where its values are in the
+    -- test's matrix (the child has the same), so a cell comes back the
+    -- table it was
     local out = {}
     for _, r in ipairs(results[m[2]] or {}) do
+      local t = order[index_of[r.id]]
       local gated = r.outcome.kind == "blocked" or r.outcome.kind == "gated_skip"
-      out[#out + 1] = { index_of[r.id], r.cell_index, gated,
+      out[#out + 1] = { index_of[r.id], gated and cjson.null
+                          or spec.cell_at(t, r.cell),
                         r.metrics or cjson.null, r.status }
     end
     return cjson.encode(out)
@@ -363,14 +358,16 @@ function M.run(order, opts)
     lookup_all = function(id)
       local out = {}
       for _, x in ipairs(cjson.decode(core.ask(cjson.encode { "results", id }))) do
-        out[#out + 1] = { cell = x[3] and {} or cells_at(x[1])[x[2]],
-                          metrics = denull(x[4]), status = x[5] }
+        out[#out + 1] = { cell = x[2] == cjson.null and {}
+                            or spec.cell_from(order[x[1]], x[2]),
+                          metrics = denull(x[3]), status = x[4] }
       end
       return out
     end }
   local function cell_answer(req)   -- in the cell's child
     local r = cjson.decode(req)
-    return run_cell(order[r.test], cells_at(r.test)[r.ci], child_env)
+    return run_cell(order[r.test], spec.cell_from(order[r.test], r.at),
+                    child_env)
   end
   local server = os.getenv("STRATA_FORK_SERVER") ~= "0"
     and core.fork_server(nil, cell_answer) or nil
@@ -380,7 +377,7 @@ function M.run(order, opts)
 
   for i, t in ipairs(order) do
     if interrupted then break end
-    local cells = cells_at(i)
+    local cells = spec.cells(t)
     local t0 = core.now()
     local ncells, crits = #cells, crit_by_id[t.id] or {}
     local unit = t.headline and t.units[t.headline] or nil
@@ -434,7 +431,8 @@ function M.run(order, opts)
       local started, c0 = core.utc(), core.now()
       local st, payload, limit
       if server then
-        st, payload, limit = server:run(cjson.encode { test = i, ci = ci }, iso)
+        st, payload, limit = server:run(cjson.encode {
+          test = i, at = spec.cell_at(t, cell) }, iso)
       else
         st, payload, limit = core.isolate(function()
           return run_cell(t, cell, env)

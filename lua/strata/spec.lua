@@ -344,4 +344,23 @@ function M.cells(t)
   return out
 end
 
+-- A cell of t as the positions of its values in t.matrix, one per
+-- parameter (t.params' order), and back: the same values (the same
+-- tables), so a cell can travel as a few integers.
+function M.cell_at(t, cell)
+  local at = {}
+  for k, p in ipairs(t.params or {}) do
+    for j, v in ipairs(t.matrix[p]) do
+      if rawequal(v, cell[p]) then at[k] = j break end
+    end
+  end
+  return at
+end
+
+function M.cell_from(t, at)
+  local cell = {}
+  for k, p in ipairs(t.params or {}) do cell[p] = t.matrix[p][at[k]] end
+  return cell
+end
+
 return M
