@@ -426,17 +426,34 @@ function M.run(order, opts)
     end
     local iso = { timeout = t.timeout, tick = tick, tick_ms = 500,
                   limits = limits, ask = ask }
-    for ci, cell in ipairs(gate and {} or cells) do
+    -- With the fork server, the next cell of the test is sent as soon as
+    -- this one has answered, and runs while this one is judged and
+    -- journaled: nothing it is sent depends on this one's result, and its
+    -- t.result questions are answered only once it is waited for, after
+    -- this one is kept.  Its deadline and duration count from its send.
+    local list = gate and {} or cells
+    local function send(ci)
+      return { cell = server:send(cjson.encode {
+                 test = i, at = spec.cell_at(t, list[ci]) }, iso),
+               started = core.utc(), c0 = core.now() }
+    end
+    local nxt = server and list[1] and send(1)
+    for ci, cell in ipairs(list) do
       cur_ci, cur_cell, cur_label = ci, cell, nil
       local started, c0 = core.utc(), core.now()
-      local st, payload, limit
+      local st, payload, limit, duration
       if server then
-        st, payload, limit = server:run(cjson.encode {
-          test = i, at = spec.cell_at(t, cell) }, iso)
+        local this = nxt
+        started, c0 = this.started, this.c0
+        st, payload, limit = this.cell:wait(iso)
+        duration = core.now() - c0
+        nxt = list[ci + 1] and st ~= "interrupted"
+          and send(ci + 1) or nil
       else
         st, payload, limit = core.isolate(function()
           return run_cell(t, cell, env)
         end, iso)
+        duration = core.now() - c0
       end
       if opts.progress then io.stderr:write("\r\27[K") end
       local o, out = outcome_of(st, payload, t, limit)
@@ -446,7 +463,7 @@ function M.run(order, opts)
         end
         o.traceback = nil
       end
-      local duration, notes, metrics = core.now() - c0, out.notes or {}, out.metrics
+      local notes, metrics = out.notes or {}, out.metrics
       for _, e in ipairs(o.counter_errors or {}) do
         notes[#notes + 1] = "counters: " .. e
       end
@@ -467,7 +484,10 @@ function M.run(order, opts)
              duration_s = duration, outcome = o, tables = out.tables or {},
              notes = notes, series = out.series, metrics = metrics,
              checks = checks or {} }
-      if interrupted then break end
+      if interrupted then
+        if nxt then nxt.cell:drop() end
+        break
+      end
     end
     local roll = verdict.test({ id = t.id, layer = t.layer, title = t.title,
       params = t.params, cells = ncells, headline = t.headline,
