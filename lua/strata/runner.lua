@@ -345,22 +345,22 @@ function M.run(order, opts)
     end
     return cjson.encode(out)
   end
-  local function denull(x)
+  local function answered(x)   -- a value of ask()'s answer, as it was
     if x == cjson.null then return nil end
-    return type(x) == "table" and require("strata.journal").denull(x) or x
+    return type(x) == "table" and denull(x) or x
   end
   local child_env = { site = opts.site,
     lookup = function(id, cell)
       local a = cjson.decode(core.ask(cjson.encode { "result", id,
                                                      cell or cjson.null }))
-      return denull(a[1]), denull(a[2])
+      return answered(a[1]), answered(a[2])
     end,
     lookup_all = function(id)
       local out = {}
       for _, x in ipairs(cjson.decode(core.ask(cjson.encode { "results", id }))) do
         out[#out + 1] = { cell = x[2] == cjson.null and {}
                             or spec.cell_from(order[x[1]], x[2]),
-                          metrics = denull(x[3]), status = x[4] }
+                          metrics = answered(x[3]), status = x[4] }
       end
       return out
     end }
