@@ -73,19 +73,26 @@ const char *isolate_strlimit(enum isolate_limit l)
 
 void isolate_default_limits(struct isolate_limits *lim)
 {
-  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-  struct rlimit rl;
-
-  memset(lim, 0, sizeof(*lim));
-  if(pages > 0 && psz > 0)
-    /* 3/4: a runaway cell stops before the OOM killer picks a victim, and
-     * a small test guest (1 GiB) still lends its cells most of it */
-    lim->memory_bytes = (uint64_t)pages * (uint64_t)psz / 4 * 3;
-  lim->open_files = 4096;
-  if(!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_max != RLIM_INFINITY &&
-     rl.rlim_max < lim->open_files)
-    lim->open_files = rl.rlim_max;
-  lim->output_bytes = 64ull << 20;
+  /* the same for the whole run: found once (two system calls each time
+   * were two of a cell's dozen) */
+  static struct isolate_limits def;
+  static int known;
+  if(!known) {
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    struct rlimit rl;
+    memset(&def, 0, sizeof(def));
+    if(pages > 0 && psz > 0)
+      /* 3/4: a runaway cell stops before the OOM killer picks a victim,
+       * and a small test guest (1 GiB) still lends its cells most of it */
+      def.memory_bytes = (uint64_t)pages * (uint64_t)psz / 4 * 3;
+    def.open_files = 4096;
+    if(!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_max != RLIM_INFINITY &&
+       rl.rlim_max < def.open_files)
+      def.open_files = rl.rlim_max;
+    def.output_bytes = 64ull << 20;
+    known = 1;
+  }
+  *lim = def;
 }
 
 /* Lower (never raise) one limit, soft and hard. */
@@ -281,13 +288,15 @@ static int full_io(int fd, void *buf, size_t n, int out)
 }
 
 /* Send hdr (+ the fds, the answer pipe and the ask socket, as SCM_RIGHTS
- * when fd[0] >= 0; fd[1] may be -1), then the request bytes. */
+ * when fd[0] >= 0; fd[1] may be -1) and the request bytes, in one call
+ * when the socket takes them all. */
 static int srv_send(int sock, const struct srv_req *hdr, const int *fd,
                     const char *req, size_t len)
 {
   union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
-  struct iovec iov = { (void *)hdr, sizeof(*hdr) };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+  struct iovec iov[2] = { { (void *)hdr, sizeof(*hdr) },
+                          { (void *)req, len } };
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
   ssize_t k;
   if(fd && fd[0] >= 0) {
     struct cmsghdr *cm;
@@ -305,10 +314,15 @@ static int srv_send(int sock, const struct srv_req *hdr, const int *fd,
     ;
   if(k < 0)
     return -1;
-  if((size_t)k < sizeof(*hdr) &&
-     full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 1))
-    return -1;
-  return len ? full_io(sock, (void *)req, len, 1) : 0;
+  if((size_t)k < sizeof(*hdr)) {
+    if(full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 1))
+      return -1;
+    k = 0;
+  }
+  else
+    k -= (ssize_t)sizeof(*hdr);
+  return (size_t)k < len ? full_io(sock, (void *)(req + k), len - (size_t)k, 1)
+                         : 0;
 }
 
 /* The header (and the fds that came with it, or -1); 0, or -1 at EOF. */
