@@ -364,10 +364,17 @@ function M.run(order, opts)
       end
       return out
     end }
+  -- A cell's request: its test's index in the plan, then the positions
+  -- of its values, as decimal integers ("3 17 2").
+  local function request(i, t, cell)
+    return table.concat({ i, table.unpack(spec.cell_at(t, cell)) }, " ")
+  end
   local function cell_answer(req)   -- in the cell's child
-    local r = cjson.decode(req)
-    return run_cell(order[r.test], spec.cell_from(order[r.test], r.at),
-                    child_env)
+    local at, i = {}, nil
+    for n in req:gmatch("%d+") do
+      if i then at[#at + 1] = tonumber(n) else i = tonumber(n) end
+    end
+    return run_cell(order[i], spec.cell_from(order[i], at), child_env)
   end
   local server = os.getenv("STRATA_FORK_SERVER") ~= "0"
     and core.fork_server(nil, cell_answer) or nil
@@ -433,8 +440,7 @@ function M.run(order, opts)
     -- this one is kept.  Its deadline and duration count from its send.
     local list = gate and {} or cells
     local function send(ci)
-      return { cell = server:send(cjson.encode {
-                 test = i, at = spec.cell_at(t, list[ci]) }, iso),
+      return { cell = server:send(request(i, t, list[ci]), iso),
                started = core.utc(), c0 = core.now() }
     end
     local nxt = server and list[1] and send(1)
