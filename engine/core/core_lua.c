@@ -610,8 +610,121 @@ static int fs_close(lua_State *L)
   return 0;
 }
 
+/*
+ * server:send(req, opts) -> cell: the same cell as server:run, started
+ * now (its deadline counts from here); cell:wait(opts) waits for it and
+ * returns what server:run returns; cell:drop() kills it unread.  Between
+ * the two this process does what it likes (the runner journals the cell
+ * before), but opts.ask is answered only inside wait: a cell's questions
+ * see what this process holds when it waits.  One cell at a time.
+ */
+#define FS_CELL_MT "strata.core.fork_server_cell"
+
+struct fs_cell {
+  struct isolate_pending *p;   /* NULL: done, or the server was gone */
+  int pending;                 /* not waited for yet */
+};
+
+static int fs_send(lua_State *L)
+{
+  static const char *const keys[] = { "timeout", "tick", "tick_ms",
+                                      "limits", "ask", NULL };
+  struct fork_server *f = check_fs(L);
+  struct isolate_limits lim;
+  size_t len;
+  const char *req = luaL_checklstring(L, 2, &len);
+  struct fs_cell *c;
+  int ask = 0;
+
+  if(!lua_isnoneornil(L, 3)) {
+    strata_check_keys(L, 3, "fork_server:send", keys);
+    ask = lua_getfield(L, 3, "ask") == LUA_TFUNCTION;
+    lua_pop(L, 1);
+  }
+  read_limits(L, 3, &lim);
+  c = lua_newuserdatauv(L, sizeof(*c), 2);
+  c->p = NULL;
+  c->pending = 1;
+  luaL_setmetatable(L, FS_CELL_MT);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);   /* the server */
+  lua_pushvalue(L, 2);
+  lua_setiuservalue(L, -2, 2);   /* the request (forked here if need be) */
+  if(isolate_server_alive(f->s)) {
+    c->p = isolate_server_send(f->s, req, len, &lim, ask);
+    if(!c->p && errno != ESRCH)
+      return luaL_error(L, "core.fork_server: %s", strerror(errno));
+  }
+  return 1;
+}
+
+static int fs_cell_wait(lua_State *L)
+{
+  static const char *const keys[] = { "timeout", "tick", "tick_ms",
+                                      "limits", "ask", NULL };
+  struct fs_cell *fc = luaL_checkudata(L, 1, FS_CELL_MT);
+  struct iso_call c = { L, 0, 0, { 0 }, 0, 0 };
+  struct isolate_hooks h;
+  struct isolate_result r;
+  struct fork_server *f;
+  double timeout;
+
+  if(!fc->pending)
+    return luaL_error(L, "fork_server cell: already waited for");
+  fc->pending = 0;
+  if(!lua_isnoneornil(L, 2))
+    strata_check_keys(L, 2, "fork_server cell:wait", keys);
+  timeout = strata_opt_num(L, 2, "fork_server cell:wait", "timeout", 0);
+  read_limits(L, 2, &c.lim);
+  read_hooks(L, 2, "fork_server cell:wait", &c, &h);
+  lua_getiuservalue(L, 1, 1);
+  f = luaL_checkudata(L, -1, FORK_SERVER_MT);
+  if(fc->p) {
+    struct isolate_pending *p = fc->p;
+    fc->p = NULL;
+    if(!f->s) {
+      isolate_pending_free(p);
+      return luaL_error(L, "fork_server cell: its server was closed");
+    }
+    isolate_server_wait(p, timeout, &c.lim, &h, &r);
+    return push_result(L, &r, &c.lim);
+  }
+  /* the server was gone at send: the same cell, forked from here */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
+  c.fn = lua_gettop(L);
+  lua_getiuservalue(L, 1, 2);
+  c.arg = lua_gettop(L);
+  isolate_run(iso_child, &c, timeout, &c.lim, &h, &r);
+  return push_result(L, &r, &c.lim);
+}
+
+static int fs_cell_drop(lua_State *L)
+{
+  struct fs_cell *fc = luaL_checkudata(L, 1, FS_CELL_MT);
+  struct fork_server *f;
+  fc->pending = 0;
+  if(!fc->p)
+    return 0;
+  lua_getiuservalue(L, 1, 1);
+  f = lua_touserdata(L, -1);
+  if(f && f->s)
+    isolate_server_drop(fc->p);
+  else
+    isolate_pending_free(fc->p);   /* its server stopped (it went too) */
+  fc->p = NULL;
+  return 0;
+}
+
+static const luaL_Reg fs_cell_meta[] = {
+  { "wait", fs_cell_wait },
+  { "drop", fs_cell_drop },
+  { "__gc", fs_cell_drop },
+  { NULL, NULL }
+};
+
 static const luaL_Reg fork_server_meta[] = {
   { "run", fs_run },
+  { "send", fs_send },
   { "alive", fs_alive },
   { "pid", fs_pid },
   { "close", fs_close },
@@ -831,6 +944,8 @@ static int l_getpid(lua_State *L)
 /* walk_lua.c */
 int core_lua_denull(lua_State *L);
 int core_lua_clean_copy(lua_State *L);
+/* json_lua.c */
+int core_lua_clean_json(lua_State *L);
 
 static const luaL_Reg core_funcs[] = {
   { "isolate", l_isolate },
@@ -854,6 +969,7 @@ static const luaL_Reg core_funcs[] = {
   { "getpid", l_getpid },
   { "denull", core_lua_denull },
   { "clean_copy", core_lua_clean_copy },
+  { "clean_json", core_lua_clean_json },
   { NULL, NULL }
 };
 
@@ -861,6 +977,12 @@ int luaopen_strata_core(lua_State *L)
 {
   if(luaL_newmetatable(L, FORK_SERVER_MT)) {
     luaL_setfuncs(L, fork_server_meta, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  if(luaL_newmetatable(L, FS_CELL_MT)) {
+    luaL_setfuncs(L, fs_cell_meta, 0);
     lua_pushvalue(L, -1);
     lua_setfield(L, -2, "__index");
   }

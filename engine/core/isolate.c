@@ -73,19 +73,26 @@ const char *isolate_strlimit(enum isolate_limit l)
 
 void isolate_default_limits(struct isolate_limits *lim)
 {
-  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-  struct rlimit rl;
-
-  memset(lim, 0, sizeof(*lim));
-  if(pages > 0 && psz > 0)
-    /* 3/4: a runaway cell stops before the OOM killer picks a victim, and
-     * a small test guest (1 GiB) still lends its cells most of it */
-    lim->memory_bytes = (uint64_t)pages * (uint64_t)psz / 4 * 3;
-  lim->open_files = 4096;
-  if(!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_max != RLIM_INFINITY &&
-     rl.rlim_max < lim->open_files)
-    lim->open_files = rl.rlim_max;
-  lim->output_bytes = 64ull << 20;
+  /* the same for the whole run: found once (two system calls each time
+   * were two of a cell's dozen) */
+  static struct isolate_limits def;
+  static int known;
+  if(!known) {
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    struct rlimit rl;
+    memset(&def, 0, sizeof(def));
+    if(pages > 0 && psz > 0)
+      /* 3/4: a runaway cell stops before the OOM killer picks a victim,
+       * and a small test guest (1 GiB) still lends its cells most of it */
+      def.memory_bytes = (uint64_t)pages * (uint64_t)psz / 4 * 3;
+    def.open_files = 4096;
+    if(!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_max != RLIM_INFINITY &&
+       rl.rlim_max < def.open_files)
+      def.open_files = rl.rlim_max;
+    def.output_bytes = 64ull << 20;
+    known = 1;
+  }
+  *lim = def;
 }
 
 /* Lower (never raise) one limit, soft and hard. */
@@ -281,13 +288,15 @@ static int full_io(int fd, void *buf, size_t n, int out)
 }
 
 /* Send hdr (+ the fds, the answer pipe and the ask socket, as SCM_RIGHTS
- * when fd[0] >= 0; fd[1] may be -1), then the request bytes. */
+ * when fd[0] >= 0; fd[1] may be -1) and the request bytes, in one call
+ * when the socket takes them all. */
 static int srv_send(int sock, const struct srv_req *hdr, const int *fd,
                     const char *req, size_t len)
 {
   union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
-  struct iovec iov = { (void *)hdr, sizeof(*hdr) };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+  struct iovec iov[2] = { { (void *)hdr, sizeof(*hdr) },
+                          { (void *)req, len } };
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
   ssize_t k;
   if(fd && fd[0] >= 0) {
     struct cmsghdr *cm;
@@ -305,10 +314,15 @@ static int srv_send(int sock, const struct srv_req *hdr, const int *fd,
     ;
   if(k < 0)
     return -1;
-  if((size_t)k < sizeof(*hdr) &&
-     full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 1))
-    return -1;
-  return len ? full_io(sock, (void *)req, len, 1) : 0;
+  if((size_t)k < sizeof(*hdr)) {
+    if(full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 1))
+      return -1;
+    k = 0;
+  }
+  else
+    k -= (ssize_t)sizeof(*hdr);
+  return (size_t)k < len ? full_io(sock, (void *)(req + k), len - (size_t)k, 1)
+                         : 0;
 }
 
 /* The header (and the fds that came with it, or -1); 0, or -1 at EOF. */
@@ -858,7 +872,8 @@ int isolate_ask(const char *q, size_t len, char **reply, size_t *rlen)
 }
 
 /* Wait for the cell's answer and exit under the deadline; classify. */
-static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
+static enum isolate_status wait_cell(struct waiter *w, uint64_t start,
+                                     double timeout_s,
                                      const struct isolate_limits *lim,
                                      const struct isolate_hooks *hooks,
                                      struct asker *a,
@@ -868,7 +883,7 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
   int eof = 0, st = 0, rc = 0;
   int tick_ms = hooks && hooks->tick ? hooks->tick_ms : 0;
   size_t cap = 0;
-  uint64_t start = strata_now_ns(), last_tick = start;
+  uint64_t last_tick = start;
   enum isolate_status why = ISOLATE_OK;   /* what the kill was for */
   struct rusage ru;
 
@@ -1022,12 +1037,116 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
   c.rfd = fds[0];
   c.pfd = pidfd_of(c.pid);
   a.fd = av[0];
-  wait_cell(&w, timeout_s, lim, hooks, &a, r);
+  wait_cell(&w, strata_now_ns(), timeout_s, lim, hooks, &a, r);
   close(c.rfd);
   if(c.pfd >= 0)
     close(c.pfd);
   asker_end(&a, av[0]);
   return r->status;
+}
+
+/* A cell sent to the server and not yet waited for. */
+struct isolate_pending {
+  struct isolate_server *s;
+  int rfd;          /* the answer pipe's read end */
+  int afd;          /* the ask socket's parent end, or -1 */
+  uint64_t start;   /* when it was sent: its deadline counts from here */
+};
+
+struct isolate_pending *isolate_server_send(struct isolate_server *s,
+                                            const char *req, size_t len,
+                                            const struct isolate_limits *lim,
+                                            int ask)
+{
+  int fds[2], av[2] = { -1, -1 }, pass[2];
+  struct srv_req h;
+  struct isolate_pending *p;
+
+  if(!isolate_server_alive(s) || len > UINT32_MAX) {
+    errno = ESRCH;
+    return NULL;
+  }
+  p = calloc(1, sizeof(*p));
+  if(!p)
+    return NULL;
+  if(pipe2(fds, O_CLOEXEC)) {
+    free(p);
+    return NULL;
+  }
+  if(ask && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, av)) {
+    close(fds[0]);
+    close(fds[1]);
+    free(p);
+    return NULL;
+  }
+  memset(&h, 0, sizeof(h));
+  h.op = SRV_FORK;
+  if(lim)
+    h.lim = *lim;
+  h.len = (uint32_t)len;
+  pass[0] = fds[1];
+  pass[1] = av[1];
+  p->start = strata_now_ns();
+  if(srv_send(s->sock, &h, pass, req, len)) {
+    /* the server was gone before it had the whole request: it forked
+     * nothing */
+    server_lost(s);
+    close(fds[0]);
+    close(fds[1]);
+    if(ask) {
+      close(av[0]);
+      close(av[1]);
+    }
+    free(p);
+    errno = ESRCH;
+    return NULL;
+  }
+  close(fds[1]);
+  if(ask)
+    close(av[1]);
+  p->s = s;
+  p->rfd = fds[0];
+  p->afd = av[0];
+  return p;
+}
+
+enum isolate_status isolate_server_wait(struct isolate_pending *p,
+                                        double timeout_s,
+                                        const struct isolate_limits *lim,
+                                        const struct isolate_hooks *hooks,
+                                        struct isolate_result *r)
+{
+  struct cell c = { 0, p->rfd, -1 };
+  struct waiter w = { &c, p->s, 0 };
+  struct asker a = { p->afd, NULL, 0, 0, NULL, 0, 0 };
+
+  memset(r, 0, sizeof(*r));
+  /* the server gone after the request: the cell may have run (and may
+   * still): it is this cell's crash (wait_cell says lost), never run a
+   * second time */
+  wait_cell(&w, p->start, timeout_s, lim, hooks, &a, r);
+  close(p->rfd);
+  asker_end(&a, p->afd);
+  free(p);
+  return r->status;
+}
+
+void isolate_pending_free(struct isolate_pending *p)
+{
+  close(p->rfd);
+  if(p->afd >= 0)
+    close(p->afd);
+  free(p);
+}
+
+void isolate_server_drop(struct isolate_pending *p)
+{
+  struct isolate_result r;
+  struct cell c = { 0, p->rfd, -1 };
+  struct waiter w = { &c, p->s, 0 };
+  kill_child(&w);   /* then the wait reads its exit */
+  isolate_server_wait(p, 0, NULL, NULL, &r);
+  free(r.payload);
 }
 
 enum isolate_status isolate_server_run(struct isolate_server *s,
@@ -1037,51 +1156,11 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
                                        const struct isolate_hooks *hooks,
                                        struct isolate_result *r)
 {
-  int fds[2], av[2], pass[2];
-  struct srv_req h;
-  struct cell c = { 0, -1, -1 };
-  struct waiter w = { &c, s, 0 };
-  struct asker a = { -1, NULL, 0, 0, NULL, 0, 0 };
-
-  memset(r, 0, sizeof(*r));
-  if(!isolate_server_alive(s) || len > UINT32_MAX) {
-    errno = ESRCH;
+  struct isolate_pending *p = isolate_server_send(s, req, len, lim,
+                                                  hooks && hooks->ask);
+  if(!p) {
+    memset(r, 0, sizeof(*r));
     return r->status = ISOLATE_SYSERR;
   }
-  if(pipe2(fds, O_CLOEXEC))
-    return r->status = ISOLATE_SYSERR;
-  if(ask_pair(hooks, av)) {
-    close(fds[0]);
-    close(fds[1]);
-    return r->status = ISOLATE_SYSERR;
-  }
-  memset(&h, 0, sizeof(h));
-  h.op = SRV_FORK;
-  if(lim)
-    h.lim = *lim;
-  h.len = (uint32_t)len;
-  pass[0] = fds[1];
-  pass[1] = av[1];
-  if(srv_send(s->sock, &h, pass, req, len)) {
-    /* the server was gone before it had the whole request: it forked
-     * nothing */
-    server_lost(s);
-    close(fds[0]);
-    close(fds[1]);
-    asker_end(&a, av[0]);
-    asker_end(&a, av[1]);
-    errno = ESRCH;
-    return r->status = ISOLATE_SYSERR;
-  }
-  close(fds[1]);
-  if(av[1] >= 0)
-    close(av[1]);
-  c.rfd = fds[0];
-  a.fd = av[0];
-  /* gone after the request: the cell may have run (and may still): it is
-   * this cell's crash (wait_cell says lost), never run a second time */
-  wait_cell(&w, timeout_s, lim, hooks, &a, r);
-  close(c.rfd);
-  asker_end(&a, av[0]);
-  return r->status;
+  return isolate_server_wait(p, timeout_s, lim, hooks, r);
 }

@@ -140,6 +140,27 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
                                        const struct isolate_limits *lim,
                                        const struct isolate_hooks *hooks,
                                        struct isolate_result *r);
+/*
+ * The same in two steps, so that this process can do other work while the
+ * cell runs: send starts it (its deadline counts from here; ask: give it
+ * an ask socket) and returns NULL with errno ESRCH when the server is gone
+ * and nothing ran; wait waits for it as isolate_server_run does and frees
+ * the pending cell; drop kills it and waits for its exit, its answer
+ * unread; free only lets go of it (its server stopped: nothing to wait
+ * for).  One cell at a time per server.
+ */
+struct isolate_pending;
+struct isolate_pending *isolate_server_send(struct isolate_server *s,
+                                            const char *req, size_t len,
+                                            const struct isolate_limits *lim,
+                                            int ask);
+enum isolate_status isolate_server_wait(struct isolate_pending *p,
+                                        double timeout_s,
+                                        const struct isolate_limits *lim,
+                                        const struct isolate_hooks *hooks,
+                                        struct isolate_result *r);
+void isolate_server_drop(struct isolate_pending *p);
+void isolate_pending_free(struct isolate_pending *p);
 int isolate_server_alive(const struct isolate_server *s);
 pid_t isolate_server_pid(const struct isolate_server *s);
 /* Let the server go (it exits) and reap it. */

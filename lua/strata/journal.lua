@@ -27,10 +27,11 @@ function M:fail(err)
 end
 
 function M:write(rec)
-  rec = redact.clean(rec)   -- secrets masked, text made valid UTF-8
-  local ok, line = pcall(cjson.encode, rec)
+  -- secrets masked, text made valid UTF-8 (redact.clean), as it is encoded
+  local ok, line = pcall(redact.json, rec)
   if not ok then
-    error(("journal: cannot encode a %s record: %s"):format(rec.type, line), 0)
+    error(("journal: cannot encode a %s record: %s"):format(
+      redact.clean(rec.type), line), 0)
   end
   self.lines[#self.lines + 1] = line
   if self.failed or not self.f then return end

@@ -174,6 +174,15 @@ function M.clean(v)
   return clean_copy(v, masked, secret_keys, M.mask, is_secret_key)
 end
 
+-- M.clean(v) as one line of JSON, written as cjson.encode writes it
+-- (strata.runner's settings: NaN null, sparse arrays as objects) without
+-- the copy: core.clean_json (engine/core/json_lua.c) masks as it writes.
+-- The journal writes one per cell.
+local clean_json = require("strata.core").clean_json
+function M.json(v)
+  return clean_json(v, masked, secret_keys, M.mask, is_secret_key)
+end
+
 -- stderr and stdout through M.mask, for this process and the cells it
 -- forks: every io.stderr:write / io.stdout:write / io.write / print.
 local guarded = false

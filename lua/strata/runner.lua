@@ -12,6 +12,7 @@ local spec = require "strata.spec"
 local thresholds = require "strata.thresholds"
 local verdict = require "strata.verdict"
 local compare = require "strata.compare"
+local denull = require("strata.journal").denull
 
 local M = {}
 
@@ -227,20 +228,22 @@ end
 -- What a child answered, checked: anything but the table run_cell
 -- encodes (garbage, a plain string, fields of the wrong type) is that
 -- cell's error, never the runner's.
+local TABLE_FIELDS = { "tables", "notes", "metrics", "counter_errors" }
+local TEXT_FIELDS = { "skip", "error", "fail" }
 local function answer(payload)
   local ok, out = pcall(cjson.decode, payload)
   if not ok or type(out) ~= "table" then
     return nil, ("the cell's child answered something that is not a "
       .. "result (%d bytes: %q)"):format(#payload, payload:sub(1, 60))
   end
-  out = require("strata.journal").denull(out)
-  for _, k in ipairs { "tables", "notes", "metrics", "counter_errors" } do
+  out = denull(out)
+  for _, k in ipairs(TABLE_FIELDS) do
     if out[k] ~= nil and type(out[k]) ~= "table" then
       return nil, ("the cell's child answered a result whose %s is a %s"):format(
         k, type(out[k]))
     end
   end
-  for _, k in ipairs { "skip", "error", "fail" } do
+  for _, k in ipairs(TEXT_FIELDS) do
     if out[k] ~= nil then out[k] = tostring(out[k]) end
   end
   if not (out.skip or out.error or out.metrics) then
@@ -342,29 +345,36 @@ function M.run(order, opts)
     end
     return cjson.encode(out)
   end
-  local function denull(x)
+  local function answered(x)   -- a value of ask()'s answer, as it was
     if x == cjson.null then return nil end
-    return type(x) == "table" and require("strata.journal").denull(x) or x
+    return type(x) == "table" and denull(x) or x
   end
   local child_env = { site = opts.site,
     lookup = function(id, cell)
       local a = cjson.decode(core.ask(cjson.encode { "result", id,
                                                      cell or cjson.null }))
-      return denull(a[1]), denull(a[2])
+      return answered(a[1]), answered(a[2])
     end,
     lookup_all = function(id)
       local out = {}
       for _, x in ipairs(cjson.decode(core.ask(cjson.encode { "results", id }))) do
         out[#out + 1] = { cell = x[2] == cjson.null and {}
                             or spec.cell_from(order[x[1]], x[2]),
-                          metrics = denull(x[3]), status = x[4] }
+                          metrics = answered(x[3]), status = x[4] }
       end
       return out
     end }
+  -- A cell's request: its test's index in the plan, then the positions
+  -- of its values, as decimal integers ("3 17 2").
+  local function request(i, t, cell)
+    return table.concat({ i, table.unpack(spec.cell_at(t, cell)) }, " ")
+  end
   local function cell_answer(req)   -- in the cell's child
-    local r = cjson.decode(req)
-    return run_cell(order[r.test], spec.cell_from(order[r.test], r.at),
-                    child_env)
+    local at, i = {}, nil
+    for n in req:gmatch("%d+") do
+      if i then at[#at + 1] = tonumber(n) else i = tonumber(n) end
+    end
+    return run_cell(order[i], spec.cell_from(order[i], at), child_env)
   end
   local server = os.getenv("STRATA_FORK_SERVER") ~= "0"
     and core.fork_server(nil, cell_answer) or nil
@@ -376,19 +386,15 @@ function M.run(order, opts)
     if interrupted then break end
     local cells = spec.cells(t)
     local t0 = core.now()
-    local base = {
-      type = "result", id = t.id, layer = t.layer, title = t.title,
-      params = t.params, cells = #cells, headline = t.headline,
-      unit = t.headline and t.units[t.headline] or nil, units = t.units,
-      source = t.where, tags = t.tags,
-    }
-    local function record(fields)
-      local r = {}
-      for k, v in pairs(base) do r[k] = v end
-      for k, v in pairs(fields) do r[k] = v end
+    local ncells, crits = #cells, crit_by_id[t.id] or {}
+    local unit = t.headline and t.units[t.headline] or nil
+    -- A record is judged (verdict.cell), kept for t.result / t.results and
+    -- the roll-up, and journaled.
+    local function keep(r)
       r.status, r.reason = verdict.cell(r)
-      results[t.id] = results[t.id] or {}
-      table.insert(results[t.id], r)
+      local list = results[t.id]
+      if not list then list = {} results[t.id] = list end
+      list[#list + 1] = r
       opts.journal:write(r)
       return r
     end
@@ -396,37 +402,64 @@ function M.run(order, opts)
     -- needs: a need that did not PASS blocks (or skips) the whole test
     local gate, why = verdict.gate(t.needs, rolled)
     if gate then
-      record { cell = {}, cell_index = 1, checks = {},
-               outcome = { kind = gate == "BLOCKED" and "blocked"
-                           or "gated_skip", why = why },
-               started = core.utc(), duration_s = 0 }
+      keep { type = "result", id = t.id, layer = t.layer, title = t.title,
+             params = t.params, cells = ncells, headline = t.headline,
+             unit = unit, units = t.units, source = t.where, tags = t.tags,
+             cell = {}, cell_index = 1, checks = {},
+             outcome = { kind = gate == "BLOCKED" and "blocked"
+                         or "gated_skip", why = why },
+             started = core.utc(), duration_s = 0 }
     end
-    for ci, cell in ipairs(gate and {} or cells) do
-      local label = verdict.label(t.params, cell)
-      local started, c0 = core.utc(), core.now()
-      local function tick(el)
-        if opts.progress then
-          io.stderr:write(("\r\27[K  %s [%d/%d] %s  %.1f s"):format(
-            t.id, ci, #cells, label, el))
-        elseif core.now() - last_plain >= PLAIN_EVERY then
-          -- CI logs and nohup runs: a plain line now and then
-          last_plain = core.now()
-          io.stderr:write(("strata: test %d/%d %s, cell %d/%d%s, %.0f s in "
-            .. "this cell, %.0f s in all\n"):format(i, total, t.id, ci,
-            #cells, label ~= "" and (" " .. label) or "", el,
-            core.now() - run0))
-        end
+    -- The cell being run, for the progress ticks (one closure and one
+    -- options table per test, not per cell; the label is made only when
+    -- a line shows it).
+    local cur_ci, cur_cell, cur_label
+    local function label()
+      cur_label = cur_label or verdict.label(t.params, cur_cell)
+      return cur_label
+    end
+    local function tick(el)
+      if opts.progress then
+        io.stderr:write(("\r\27[K  %s [%d/%d] %s  %.1f s"):format(
+          t.id, cur_ci, ncells, label(), el))
+      elseif core.now() - last_plain >= PLAIN_EVERY then
+        -- CI logs and nohup runs: a plain line now and then
+        last_plain = core.now()
+        local l = label()
+        io.stderr:write(("strata: test %d/%d %s, cell %d/%d%s, %.0f s in "
+          .. "this cell, %.0f s in all\n"):format(i, total, t.id, cur_ci,
+          ncells, l ~= "" and (" " .. l) or "", el, core.now() - run0))
       end
-      local iso = { timeout = t.timeout, tick = tick, tick_ms = 500,
-                    limits = limits, ask = ask }
-      local st, payload, limit
+    end
+    local iso = { timeout = t.timeout, tick = tick, tick_ms = 500,
+                  limits = limits, ask = ask }
+    -- With the fork server, the next cell of the test is sent as soon as
+    -- this one has answered, and runs while this one is judged and
+    -- journaled: nothing it is sent depends on this one's result, and its
+    -- t.result questions are answered only once it is waited for, after
+    -- this one is kept.  Its deadline and duration count from its send.
+    local list = gate and {} or cells
+    local function send(ci)
+      return { cell = server:send(request(i, t, list[ci]), iso),
+               started = core.utc(), c0 = core.now() }
+    end
+    local nxt = server and list[1] and send(1)
+    for ci, cell in ipairs(list) do
+      cur_ci, cur_cell, cur_label = ci, cell, nil
+      local started, c0 = core.utc(), core.now()
+      local st, payload, limit, duration
       if server then
-        st, payload, limit = server:run(cjson.encode {
-          test = i, at = spec.cell_at(t, cell) }, iso)
+        local this = nxt
+        started, c0 = this.started, this.c0
+        st, payload, limit = this.cell:wait(iso)
+        duration = core.now() - c0
+        nxt = list[ci + 1] and st ~= "interrupted"
+          and send(ci + 1) or nil
       else
         st, payload, limit = core.isolate(function()
           return run_cell(t, cell, env)
         end, iso)
+        duration = core.now() - c0
       end
       if opts.progress then io.stderr:write("\r\27[K") end
       local o, out = outcome_of(st, payload, t, limit)
@@ -436,28 +469,35 @@ function M.run(order, opts)
         end
         o.traceback = nil
       end
-      local rec = { cell = cell, cell_index = ci, started = started,
-                    duration_s = core.now() - c0, outcome = o,
-                    tables = out.tables or {}, notes = out.notes or {},
-                    series = out.series, metrics = out.metrics, checks = {} }
+      local notes, metrics = out.notes or {}, out.metrics
       for _, e in ipairs(o.counter_errors or {}) do
-        rec.notes[#rec.notes + 1] = "counters: " .. e
+        notes[#notes + 1] = "counters: " .. e
       end
+      local checks
       if o.kind == "ok" then
-        rec.checks = thresholds.judge(crit_by_id[t.id] or {}, {
-          site = opts.site, metrics = rec.metrics or {}, cell = cell,
+        checks = thresholds.judge(crits, {
+          site = opts.site, metrics = metrics or {}, cell = cell,
           lookup = lookup, baseline = opts.baseline and function()
             return compare.lookup(opts.baseline, t.id, t.params, cell)
           end })
       end
       if o.kind == "stopped" then interrupted = true end
-      record(rec)
-      if interrupted then break end
+      -- one constructor, sized for every field (and status, reason)
+      keep { type = "result", id = t.id, layer = t.layer, title = t.title,
+             params = t.params, cells = ncells, headline = t.headline,
+             unit = unit, units = t.units, source = t.where, tags = t.tags,
+             cell = cell, cell_index = ci, started = started,
+             duration_s = duration, outcome = o, tables = out.tables or {},
+             notes = notes, series = out.series, metrics = metrics,
+             checks = checks or {} }
+      if interrupted then
+        if nxt then nxt.cell:drop() end
+        break
+      end
     end
     local roll = verdict.test({ id = t.id, layer = t.layer, title = t.title,
-      params = t.params, cells = #cells, headline = t.headline,
-      units = t.units, source = t.where }, results[t.id] or {},
-      crit_by_id[t.id] or {}, true)
+      params = t.params, cells = ncells, headline = t.headline,
+      units = t.units, source = t.where }, results[t.id] or {}, crits, true)
     rolled[t.id] = roll
     local line = ("[%2d/%d] %-8s %-8s %-40s %-7s %5.1f s"):format(i, total,
       t.id, t.layer, t.title:sub(1, 40), roll.status, core.now() - t0)

@@ -346,14 +346,29 @@ end
 
 -- A cell of t as the positions of its values in t.matrix, one per
 -- parameter (t.params' order), and back: the same values (the same
--- tables), so a cell can travel as a few integers.
-function M.cell_at(t, cell)
-  local at = {}
-  for k, p in ipairs(t.params or {}) do
-    for j, v in ipairs(t.matrix[p]) do
-      if rawequal(v, cell[p]) then at[k] = j break end
+-- tables), so a cell can travel as a few integers.  The positions of a
+-- test's values are found once per test (a value listed twice: its
+-- first place, the same value).
+local positions = setmetatable({}, { __mode = "k" })
+local function positions_of(t)
+  local pos = positions[t]
+  if not pos then
+    pos = {}
+    for k, p in ipairs(t.params or {}) do
+      local m = {}
+      for j, v in ipairs(t.matrix[p]) do
+        if v == v and m[v] == nil then m[v] = j end   -- (NaN: no key)
+      end
+      pos[k] = m
     end
+    positions[t] = pos
   end
+  return pos
+end
+
+function M.cell_at(t, cell)
+  local at, pos = {}, positions_of(t)
+  for k, p in ipairs(t.params or {}) do at[k] = pos[k][cell[p]] end
   return at
 end
 

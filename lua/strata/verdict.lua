@@ -89,13 +89,16 @@ function M.cell(rec)
     -- measurement to judge
     return "ERROR", "counters could not be read: " .. o.counter_errors[1]
   end
-  local failed = {}
+  local failed   -- made only for a failed check (one record per cell)
   for _, c in ipairs(rec.checks or {}) do
     if c.unresolved then return "ERROR", c.why end
-    if not c.ok then failed[#failed + 1] = c.why end
+    if not c.ok then
+      failed = failed or {}
+      failed[#failed + 1] = c.why
+    end
   end
   if o.fail then return "FAIL", o.fail end
-  if #failed > 0 then return "FAIL", table.concat(failed, "; ") end
+  if failed and #failed > 0 then return "FAIL", table.concat(failed, "; ") end
   return "PASS", nil
 end
 

@@ -1,0 +1,63 @@
+-- core.fork_server's two-step cells (server:send, cell:wait, cell:drop)
+-- and a cell's questions (core.ask): what the runner starts a cell with
+-- before it has journaled the last one.  Run: strata lua tests/lib/fork_server.lua
+package.path = arg[0]:gsub("[^/]*$", "") .. "../host/?.lua;" .. package.path
+local h = require "helpers"
+local core = require "strata.core"
+local check = h.check
+
+local state = "at start"
+local server = core.fork_server(nil, function(req)
+  if req == "sleep" then core.sleep(5) end
+  if req == "ask" then return "asked: " .. core.ask("what") end
+  return "echo " .. req
+end)
+local ask = function(q) return q .. " = " .. state end
+
+-- send, then the parent works, then wait: the answer, and the question
+-- answered with what the parent holds when it waits
+local c = server:send("ask", { ask = ask })
+state = "after send"
+local st, out = c:wait({ ask = ask })
+check(st == "ok" and out == "asked: what = after send", "%s %s", st, tostring(out))
+h.raises({ "already waited for" }, c.wait, c)
+
+-- the deadline counts from send, not from wait
+c = server:send("sleep", { timeout = 0.8 })
+core.sleep(0.5)
+local t0 = core.now()
+st = c:wait({ timeout = 0.8 })
+check(st == "timeout", "%s", st)
+check(core.now() - t0 < 0.6, "waited %.2f s after the send's 0.5 s", core.now() - t0)
+
+-- drop: the cell killed unread, the server goes on
+c = server:send("sleep")
+t0 = core.now()
+c:drop()
+check(core.now() - t0 < 2, "drop took %.2f s", core.now() - t0)
+st, out = server:run("x")
+check(st == "ok" and out == "echo x", "%s %s", st, tostring(out))
+
+-- a question without an ask function: the cell's error says so
+st, out = server:run("ask")
+check(st == "error" and tostring(out):find("no ask function", 1, true), "%s %s", st, tostring(out))
+
+-- the server gone before send: the cell runs forked from here
+check(core.sleep ~= nil and server:pid() ~= nil, "server pid")
+os.execute("kill -9 " .. server:pid())
+core.sleep(0.2)
+c = server:send("y")
+st, out = c:wait()
+check(st == "ok" and out == "echo y", "%s %s", st, tostring(out))
+
+-- closed with a cell outstanding: wait says so, drop lets go
+local s2 = core.fork_server(nil, function() core.sleep(5) return "" end)
+c = s2:send("z")
+s2:close()
+h.raises({ "server was closed" }, c.wait, c)
+local c2 = core.fork_server(nil, function() return "" end)
+local d = c2:send("w")
+c2:close()
+d:drop()
+
+os.exit(h.finish("fork_server"))
