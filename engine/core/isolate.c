@@ -462,6 +462,7 @@ static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
   fflush(stdout);
   pid = fork();
   if(pid == 0) {
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);   /* as a spare: dies with us */
     if(x->prepare)
       x->prepare(req, h->len, &h->lim, 1, x->arg);
     run_child(x->child, x->arg, fd[0], fd[1], &h->lim);
