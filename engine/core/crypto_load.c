@@ -15,7 +15,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include <pthread.h>
 
 #include "crypto_load.h"
 #include "lazylib.h"
@@ -43,17 +42,9 @@ static struct lazylib lib = {
   STRATA_LIBCRYPTO_SONAME, "libssl3", syms,
   sizeof(syms) / sizeof(syms[0]), 0, ""
 };
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-  lazylib_open(&lib);
-}
-
 static int ready(void)
 {
-  pthread_once(&once, load);
-  return lib.state > 0;
+  return lazylib_ready(&lib);
 }
 
 int crypto_load(void)

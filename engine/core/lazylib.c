@@ -3,11 +3,12 @@
  * (lazylib.h says why).
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "lazylib.h"
 
-void lazylib_open(struct lazylib *l)
+static void lazylib_open(struct lazylib *l)
 {
   /* RTLD_LOCAL: its symbols serve only the shim's table, never interpose
    * on anything else; RTLD_NODELETE: never unloaded */
@@ -15,7 +16,7 @@ void lazylib_open(struct lazylib *l)
   if(!h) {
     snprintf(l->why, sizeof(l->why), "%s could not be loaded: %s "
              "(Debian package %s)", l->soname, dlerror(), l->package);
-    l->state = -1;
+    __atomic_store_n(&l->state, -1, __ATOMIC_RELEASE);
     return;
   }
   for(size_t i = 0; i < l->nsyms; i++) {
@@ -27,11 +28,27 @@ void lazylib_open(struct lazylib *l)
                "headers strata was built with (Debian package %s)",
                l->soname, s->name, s->version ? "@" : "",
                s->version ? s->version : "", l->package);
-      l->state = -1;
+      __atomic_store_n(&l->state, -1, __ATOMIC_RELEASE);
       return;
     }
   }
-  l->state = 1;
+  __atomic_store_n(&l->state, 1, __ATOMIC_RELEASE);
+}
+
+int lazylib_ready(struct lazylib *l)
+{
+  /* tried once per process, whichever thread asks first; the others wait
+   * for its answer (l->why is written before state, read after) */
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  int st = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
+  if(!st) {
+    pthread_mutex_lock(&lock);
+    if(!l->state)
+      lazylib_open(l);
+    st = l->state;
+    pthread_mutex_unlock(&lock);
+  }
+  return st > 0;
 }
 
 int lazylib_mapped(const char *soname)

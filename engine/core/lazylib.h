@@ -9,8 +9,8 @@
  * functions are defined by a shim (engine/http/curl_load.c,
  * engine/verbs/verbs_load.c, engine/core/crypto_load.c,
  * engine/storage/uring_load.c) with the library's own prototypes, and
- * the shim fills a table of the real ones with lazylib_open() once per
- * process (under its own pthread_once).
+ * the shim fills a table of the real ones on first use with
+ * lazylib_ready(), once per process.
  */
 #ifndef STRATA_LAZYLIB_H
 #define STRATA_LAZYLIB_H
@@ -33,9 +33,10 @@ struct lazylib {
   char why[320];            /* why not, when state is -1 */
 };
 
-/* dlopen l->soname (never unloaded: the addresses stay valid) and resolve
- * every symbol; sets l->state and l->why.  Call it once (pthread_once). */
-void lazylib_open(struct lazylib *l);
+/* 1 when l's functions are there: the first call (from any thread) dlopens
+ * l->soname (never unloaded: the addresses stay valid) and resolves every
+ * symbol, setting l->state and, when it could not, l->why. */
+int lazylib_ready(struct lazylib *l);
 /* 1 when this process has soname mapped (without loading it). */
 int lazylib_mapped(const char *soname);
 

@@ -20,7 +20,6 @@
 #define CURL_DISABLE_TYPECHECK   /* the macros would rename what is defined here */
 #include <curl/curl.h>
 
-#include <pthread.h>
 #include <stdarg.h>
 
 #include "curl_load.h"
@@ -88,17 +87,9 @@ static struct lazylib lib = {
   STRATA_LIBCURL_SONAME, "libcurl4", syms,
   sizeof(syms) / sizeof(syms[0]), 0, ""
 };
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-  lazylib_open(&lib);
-}
-
 static int ready(void)
 {
-  pthread_once(&once, load);
-  return lib.state > 0;
+  return lazylib_ready(&lib);
 }
 
 int curl_load(void)

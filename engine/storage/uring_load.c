@@ -14,7 +14,6 @@
 #include <liburing.h>
 
 #include <errno.h>
-#include <pthread.h>
 
 #include "lazylib.h"
 #include "uring_load.h"
@@ -46,17 +45,9 @@ static struct lazylib lib = {
   STRATA_LIBURING_SONAME, "liburing2", syms,
   sizeof(syms) / sizeof(syms[0]), 0, ""
 };
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-  lazylib_open(&lib);
-}
-
 static int ready(void)
 {
-  pthread_once(&once, load);
-  return lib.state > 0;
+  return lazylib_ready(&lib);
 }
 
 int uring_load(void)

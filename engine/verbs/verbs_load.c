@@ -24,7 +24,6 @@
 #include <infiniband/verbs.h>
 
 #include <errno.h>
-#include <pthread.h>
 
 #include "lazylib.h"
 #include "verbs_load.h"
@@ -103,18 +102,10 @@ static struct lazylib lib = {
   STRATA_LIBIBVERBS_SONAME, "libibverbs1", syms,
   sizeof(syms) / sizeof(syms[0]), 0, ""
 };
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-  lazylib_open(&lib);
-}
-
 /* 1 when the real functions are there; else 0 with errno ENOSYS */
 static int ready(void)
 {
-  pthread_once(&once, load);
-  if(lib.state > 0)
+  if(lazylib_ready(&lib))
     return 1;
   errno = ENOSYS;
   return 0;
