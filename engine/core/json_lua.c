@@ -34,6 +34,8 @@
 #include <lua.h>
 #include <lauxlib.h>
 
+#include "strata.h"
+
 /* Stack slots of the arguments and of the output buffer. */
 enum { J_V = 1, J_TEXTS, J_KEYS, J_MASK, J_SECRET, J_BUF };
 
@@ -190,13 +192,7 @@ static void fail(lua_State *L, int idx, const char *reason)
 /* The clean text of the string at idx (texts[s] or mask(s)), pushed. */
 static void push_clean(lua_State *L, int idx)
 {
-  lua_pushvalue(L, idx);
-  if(lua_rawget(L, J_TEXTS) == LUA_TNIL) {
-    lua_pop(L, 1);
-    lua_pushvalue(L, J_MASK);
-    lua_pushvalue(L, idx);
-    lua_call(L, 1, 1);
-  }
+  strata_memo_call(L, J_TEXTS, J_MASK, idx);
 }
 
 static void put_clean_string(struct out *o, int idx)
@@ -214,13 +210,7 @@ static void put_clean_string(struct out *o, int idx)
 static int secret_key(lua_State *L, int k)
 {
   int secret;
-  lua_pushvalue(L, k);
-  if(lua_rawget(L, J_KEYS) == LUA_TNIL) {
-    lua_pop(L, 1);
-    lua_pushvalue(L, J_SECRET);
-    lua_pushvalue(L, k);
-    lua_call(L, 1, 1);
-  }
+  strata_memo_call(L, J_KEYS, J_SECRET, k);
   secret = lua_toboolean(L, -1);
   lua_pop(L, 1);
   return secret;

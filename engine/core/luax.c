@@ -52,6 +52,17 @@ int strata_traceback(lua_State *L)
   return 1;
 }
 
+void strata_memo_call(lua_State *L, int memo, int fn, int idx)
+{
+  lua_pushvalue(L, idx);
+  if(lua_rawget(L, memo) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, fn);
+    lua_pushvalue(L, idx);
+    lua_call(L, 1, 1);
+  }
+}
+
 void strata_check_keys(lua_State *L, int idx, const char *fn,
                        const char *const allowed[])
 {

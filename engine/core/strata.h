@@ -61,6 +61,11 @@ int strata_skip(lua_State *L, const char *fmt, ...)
 void strata_check_keys(lua_State *L, int idx, const char *fn,
                        const char *const allowed[]);
 
+/* Push memo[v] for the value at idx, or, when memo has none, fn(v): the
+ * stack indices of a table of answers already known and of the function
+ * that finds the others (redaction's texts and keys). */
+void strata_memo_call(lua_State *L, int memo, int fn, int idx);
+
 /* Option getters: absent -> def; wrong type raises naming fn and field. */
 lua_Integer strata_opt_int(lua_State *L, int idx, const char *fn,
                            const char *field, lua_Integer def);

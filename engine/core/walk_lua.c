@@ -27,6 +27,8 @@
 #include <lua.h>
 #include <lauxlib.h>
 
+#include "strata.h"
+
 static void denull(lua_State *L, int t)
 {
   luaL_checkstack(L, 4, "core.denull: nested too deep");
@@ -74,26 +76,14 @@ enum { WALKING = 1, SAME, CHANGES };
 /* Replace the string at idx by texts[s] or mask(s). */
 static void clean_text(lua_State *L, int idx)
 {
-  lua_pushvalue(L, idx);
-  if(lua_rawget(L, C_TEXTS) == LUA_TNIL) {
-    lua_pop(L, 1);
-    lua_pushvalue(L, C_MASK);
-    lua_pushvalue(L, idx);
-    lua_call(L, 1, 1);
-  }
+  strata_memo_call(L, C_TEXTS, C_MASK, idx);
   lua_replace(L, idx);
 }
 
 static int secret_key(lua_State *L, int k)
 {
   int secret;
-  lua_pushvalue(L, k);
-  if(lua_rawget(L, C_KEYS) == LUA_TNIL) {
-    lua_pop(L, 1);
-    lua_pushvalue(L, C_SECRET);
-    lua_pushvalue(L, k);
-    lua_call(L, 1, 1);
-  }
+  strata_memo_call(L, C_KEYS, C_SECRET, k);
   secret = lua_toboolean(L, -1);
   lua_pop(L, 1);
   return secret;
