@@ -347,6 +347,7 @@ static const luaL_Reg funcs[] = {
   { "workbook", l_workbook },
   { "sheet_name", l_sheet_name_clean },
   { "version", l_version },
+  { "json", report_json_lua },
   { NULL, NULL } };
 
 static void createmeta(lua_State *L, const char *name, const luaL_Reg *m,

@@ -52,6 +52,9 @@ lxw_col_t report_check_col(lua_State *L, int idx);
 void *report_new_sheet(lua_State *L, lxw_worksheet *ws);
 int report_sheet_gc(lua_State *L);
 
+/* xl.json (report_json_lua.c): run.json's text of a value. */
+int report_json_lua(lua_State *L);
+
 extern const luaL_Reg report_sheet_methods[];
 extern const luaL_Reg report_layout_methods[];
 extern const luaL_Reg report_chart_methods[];
