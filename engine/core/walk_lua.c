@@ -22,6 +22,7 @@
  * cycle of copies).  Tables are walked with next (a __pairs metamethod is
  * not called: the run model's tables have none).
  */
+#include <stdint.h>
 #include <string.h>
 
 #include <lua.h>
@@ -70,8 +71,72 @@ int core_lua_denull(lua_State *L)
 /* Stack slots of clean_copy's arguments and its memo. */
 enum { C_V = 1, C_TEXTS, C_KEYS, C_MASK, C_SECRET, C_MEMO, C_SEEN };
 
-/* What the first walk found of a table (C_SEEN[t]). */
-enum { WALKING = 1, SAME, CHANGES };
+/* What the first walk found of a table. */
+enum { UNSEEN = 0, WALKING, SAME, CHANGES };
+
+/*
+ * C_SEEN: what the first walk found of each table, by its address (a
+ * table does not move while it is reachable from v), in an open-addressed
+ * hash in a userdata: a Lua table of the ~100 000 tables of a run model
+ * was most of the walk's cost (docs/performance.md, "Runner").  Grown by
+ * a new userdata in the slot: nothing to free after a raised error.
+ */
+struct seen_slot {
+  const void *p;
+  int state;
+};
+
+struct seen {
+  size_t n, cap;    /* cap: a power of two */
+  struct seen_slot slot[];
+};
+
+static struct seen *new_seen(lua_State *L, size_t cap)
+{
+  struct seen *s = lua_newuserdatauv(L, sizeof(*s) + cap * sizeof(s->slot[0]), 0);
+  s->n = 0;
+  s->cap = cap;
+  memset(s->slot, 0, cap * sizeof(s->slot[0]));
+  return s;
+}
+
+static struct seen_slot *seen_find(struct seen *s, const void *p)
+{
+  size_t mask = s->cap - 1;
+  size_t i = (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull) & mask;
+  while(s->slot[i].p && s->slot[i].p != p)
+    i = (i + 1) & mask;
+  return &s->slot[i];
+}
+
+static int seen_get(lua_State *L, int t)
+{
+  struct seen *s = lua_touserdata(L, C_SEEN);
+  return seen_find(s, lua_topointer(L, t))->state;
+}
+
+static void seen_set(lua_State *L, int t, int state)
+{
+  struct seen *s = lua_touserdata(L, C_SEEN);
+  const void *p = lua_topointer(L, t);
+  struct seen_slot *slot = seen_find(s, p);
+  if(!slot->p) {
+    if(2 * (s->n + 1) > s->cap) {    /* grow: at most half full */
+      struct seen *g = new_seen(L, 2 * s->cap);
+      for(size_t i = 0; i < s->cap; i++) {
+        if(s->slot[i].p)
+          *seen_find(g, s->slot[i].p) = s->slot[i];
+      }
+      g->n = s->n;
+      lua_replace(L, C_SEEN);
+      s = g;
+      slot = seen_find(s, p);
+    }
+    slot->p = p;
+    s->n++;
+  }
+  slot->state = state;
+}
 
 /* Replace the string at idx by texts[s] or mask(s). */
 static void clean_text(lua_State *L, int idx)
@@ -110,22 +175,16 @@ static int changes(lua_State *L, int t, int *cycle)
   int found = 0;
 
   luaL_checkstack(L, 8, "core.clean_copy: nested too deep");
-  lua_pushvalue(L, t);
-  switch(lua_rawget(L, C_SEEN) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : 0) {
+  switch(seen_get(L, t)) {
   case WALKING:
     *cycle = 1;
     /* fall through */
   case SAME:
-    lua_pop(L, 1);
     return 0;
   case CHANGES:
-    lua_pop(L, 1);
     return 1;
   }
-  lua_pop(L, 1);
-  lua_pushvalue(L, t);
-  lua_pushinteger(L, WALKING);
-  lua_rawset(L, C_SEEN);
+  seen_set(L, t, WALKING);
   lua_pushnil(L);
   /* every table below is walked, so that each unchanged one is known */
   while(lua_next(L, t)) {
@@ -147,9 +206,7 @@ static int changes(lua_State *L, int t, int *cycle)
       found = !clean_already(L, y);
     lua_pop(L, 1);
   }
-  lua_pushvalue(L, t);
-  lua_pushinteger(L, found ? CHANGES : SAME);
-  lua_rawset(L, C_SEEN);
+  seen_set(L, t, found ? CHANGES : SAME);
   return found;
 }
 
@@ -164,14 +221,9 @@ static void clean_table(lua_State *L, int t)
   if(lua_rawget(L, C_MEMO) != LUA_TNIL)
     return;
   lua_pop(L, 1);
-  if(lua_istable(L, C_SEEN)) {
+  if(lua_isuserdata(L, C_SEEN) && seen_get(L, t) == SAME) {
     lua_pushvalue(L, t);
-    if(lua_rawget(L, C_SEEN) == LUA_TNUMBER && lua_tointeger(L, -1) == SAME) {
-      lua_pop(L, 1);
-      lua_pushvalue(L, t);
-      return;
-    }
-    lua_pop(L, 1);
+    return;
   }
   lua_newtable(L);
   out = lua_gettop(L);
@@ -215,7 +267,7 @@ int core_lua_clean_copy(lua_State *L)
   luaL_checktype(L, C_SECRET, LUA_TFUNCTION);
   lua_settop(L, C_SECRET);
   lua_newtable(L);  /* C_MEMO: original table -> its copy */
-  lua_newtable(L);  /* C_SEEN: what the first walk found */
+  new_seen(L, 1024);  /* C_SEEN: what the first walk found */
   if(lua_istable(L, C_V)) {
     int cycle = 0;
     changes(L, C_V, &cycle);
