@@ -7,13 +7,18 @@ local redact = require "strata.redact"
 local M = {}
 M.__index = M
 
-function M.open(path)
+-- opts.keep: every record is also kept as M.read will read it back (its
+-- line decoded as it is written, in the run's loop, while the next cell
+-- runs), for M:read_back: `strata run` makes its outputs from them instead
+-- of reading its journal again after the last cell.
+function M.open(path, opts)
   local f, err = io.open(path, "w")
   if not f then error(("cannot write the journal: %s"):format(err), 0) end
   -- unbuffered, one write per record: a failed write (ENOSPC) is seen by
   -- the write that failed, not lost in a buffer's later flush
   f:setvbuf("no")
-  return setmetatable({ path = path, f = f, lines = {} }, M)
+  return setmetatable({ path = path, f = f, lines = {},
+                        records = opts and opts.keep and {} or nil }, M)
 end
 
 -- The journal's disk may fill up (ENOSPC) or go away mid-run: say so once
@@ -33,7 +38,12 @@ function M:write(rec)
     error(("journal: cannot encode a %s record: %s"):format(
       redact.clean(rec.type), line), 0)
   end
-  self.lines[#self.lines + 1] = line
+  if self.records then
+    self.n = (self.n or 0) + 1
+    self.records[#self.records + 1] = M.decode_line(line, self.path, self.n)
+  else
+    self.lines[#self.lines + 1] = line
+  end
   if self.failed or not self.f then return end
   local w, err = self.f:write(line .. "\n")
   if not w then self:fail(err) end
@@ -56,20 +66,24 @@ end
 local denull = require("strata.core").denull
 M.denull = denull
 
--- Records from journal lines (an iterator); a torn line (a kill or a
+-- The record of line n of journal name, or nil: a torn line (a kill or a
 -- power cut mid-write) is dropped with a warning naming it.
+function M.decode_line(line, name, n)
+  local ok, rec = pcall(cjson.decode, line)
+  if ok and type(rec) == "table" and type(rec.type) == "string" then
+    return denull(rec)
+  end
+  io.stderr:write(("strata: %s:%d: unreadable journal line skipped "
+    .. "(cut by a kill or a power loss?)\n"):format(name, n))
+end
+
+-- Records from journal lines (an iterator).
 local function parse(lines, name)
   local recs, n = {}, 0
   for line in lines do
     n = n + 1
     if line:match("%S") then
-      local ok, rec = pcall(cjson.decode, line)
-      if ok and type(rec) == "table" and type(rec.type) == "string" then
-        recs[#recs + 1] = denull(rec)
-      else
-        io.stderr:write(("strata: %s:%d: unreadable journal line skipped "
-          .. "(cut by a kill or a power loss?)\n"):format(name, n))
-      end
+      recs[#recs + 1] = M.decode_line(line, name, n)
     end
   end
   return recs
@@ -112,8 +126,10 @@ function M.read(path)
 end
 
 -- What this run wrote, read back as M.read would read the file: the same
--- records when the file could not be written (ENOSPC).
+-- records when the file could not be written (ENOSPC).  Kept (opts.keep):
+-- those records themselves (the callers only read them).
 function M:read_back()
+  if self.records then return self.records end
   local i = 0
   return parse(function() i = i + 1 return self.lines[i] end, self.path)
 end

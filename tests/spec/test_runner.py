@@ -700,6 +700,36 @@ class Replay(Tmp):
             self.assertEqual(a[name], b[name], name)
         self.assertGreater(len(a["Summary"][0]), 50)
 
+    def test_outputs_match_report_bytes(self):
+        """The run makes its outputs from the records it kept as it wrote
+        them (journal.open's keep), not from its journal read back: the
+        JSON and JUnit are byte for byte those of `strata report` of the
+        journal, and so is every part of the workbook (core.xml's
+        timestamps aside)."""
+        import re
+        import zipfile
+        run = {k: self.path("live." + k) for k in ("xlsx", "json", "xml")}
+        rep = {k: self.path("again." + k) for k in ("xlsx", "json", "xml")}
+        p = strata("run", os.path.join(FIX, "ladder.lua"), "--site",
+                   os.path.join(FIX, "site.yaml"), "-o", run["xlsx"],
+                   "--json", run["json"], "--junit", run["xml"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        q = strata("report", self.path("live.jsonl"), "-o", rep["xlsx"],
+                   "--json", rep["json"], "--junit", rep["xml"])
+        self.assertEqual(q.returncode, 0, q.stderr)
+        for k in ("json", "xml"):
+            with open(run[k], "rb") as a, open(rep[k], "rb") as b:
+                self.assertEqual(a.read(), b.read(), k)
+        za, zb = zipfile.ZipFile(run["xlsx"]), zipfile.ZipFile(rep["xlsx"])
+        self.assertEqual(sorted(za.namelist()), sorted(zb.namelist()))
+        stamp = re.compile(rb"\d{4}-\d\d-\d\dT[\d:]+Z")
+        for n in za.namelist():
+            x, y = za.read(n), zb.read(n)
+            if n == "docProps/core.xml":
+                x, y = stamp.sub(b"T", x), stamp.sub(b"T", y)
+            self.assertEqual(x, y, n)
+        self.assertGreater(len(za.namelist()), 10)
+
 
 class Secrets(Tmp):
     def test_secret_never_written(self):

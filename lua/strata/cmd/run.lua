@@ -117,7 +117,7 @@ function M.main(argv)
     local dir = xlsx:match("^(.*)/[^/]*$")
     if dir and dir ~= "" then core.mkdir_p(dir) end
     local jpath = o.journal or outputs.journal_path(xlsx)
-    local j = journal.open(jpath)
+    local j = journal.open(jpath, { keep = true })
     local argv0 = { "strata", "run" }
     for _, a in ipairs(argv) do argv0[#argv0 + 1] = a end
     j:write { type = "run", version = STRATA_VERSION, argv = argv0,
@@ -163,9 +163,10 @@ function M.main(argv)
     j:close()
 
     -- the outputs come from the journal as written, through the same
-    -- function as `strata report`: a replay shows what this run shows
-    -- (when the journal's disk filled up, from the lines kept in memory)
-    local m = verdict.build(j.failed and j:read_back() or journal.read(jpath))
+    -- function as `strata report`: a replay shows what this run shows.
+    -- Its records as journal.read reads them were kept as they were
+    -- written (journal.open's keep: also when its disk filled up).
+    local m = verdict.build(j:read_back())
     outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
     local c, parts = m.counts, {}
     for _, st in ipairs(verdict.STATUSES) do
