@@ -31,14 +31,18 @@ local UNMEASURED = { SKIP = true, INCOMPLETE = true, STOPPED = true,
                      ["NOT RUN"] = true }
 
 -- "size=4096,qps=1": a cell in its test's parameter order.
+-- (Made for every result by the Metrics sheet and JUnit: no list.)
 function M.label(params, cell)
-  local parts = {}
-  for _, p in ipairs(params or {}) do
-    if cell and cell[p] ~= nil then
-      parts[#parts + 1] = p .. "=" .. fmt(cell[p])
+  if not params or not cell then return "" end
+  local out
+  for _, p in ipairs(params) do
+    local v = cell[p]
+    if v ~= nil then
+      local part = p .. "=" .. fmt(v)
+      out = out and (out .. "," .. part) or part
     end
   end
-  return table.concat(parts, ",")
+  return out or ""
 end
 
 -- Items of list grouped by item.id (criteria, results), in list order.

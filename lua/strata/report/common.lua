@@ -23,20 +23,24 @@ end
 
 -- Short text for a value: integral floats without ".0", others to 6
 -- significant digits; NaN/inf as "n/a"; nil as ""; a list as "{a, b}".
+-- (Called for every label and every value a JUnit case or a sheet shows
+-- as text: the finite test inline, math's functions as locals.)
+local mtype, floor, abs = math.type, math.floor, math.abs
 function M.fmt(v)
   if v == nil then return "" end
-  if type(v) == "table" then
-    local parts = {}
-    for _, x in ipairs(v) do parts[#parts + 1] = M.fmt(x) end
-    return "{" .. table.concat(parts, ", ") .. "}"
-  end
-  if type(v) == "number" then
-    if not M.finite(v) then return "n/a" end
-    if math.type(v) == "integer" then return tostring(v) end
-    if v == math.floor(v) and math.abs(v) < 1e15 then
+  local tv = type(v)
+  if tv == "number" then
+    if v ~= v or v == huge or v == -huge then return "n/a" end
+    if mtype(v) == "integer" then return tostring(v) end
+    if v == floor(v) and abs(v) < 1e15 then
       return ("%d"):format(v)
     end
     return (("%.6g"):format(v))
+  end
+  if tv == "table" then
+    local parts = {}
+    for _, x in ipairs(v) do parts[#parts + 1] = M.fmt(x) end
+    return "{" .. table.concat(parts, ", ") .. "}"
   end
   return tostring(v)
 end
@@ -65,10 +69,18 @@ function M.shortener(roots)
     if r ~= "" and r ~= "." then rs[#rs + 1] = r end
   end
   table.sort(rs, function(a, b) return #a > #b end)
-  for i, r in ipairs(rs) do rs[i] = (r .. "/"):gsub("%p", "%%%0") end
+  local pats = {}
+  for i, r in ipairs(rs) do
+    rs[i] = r .. "/"
+    pats[i] = rs[i]:gsub("%p", "%%%0")
+  end
+  local find, gsub = string.find, string.gsub
   return function(text)
     if type(text) ~= "string" then return text end
-    for _, pat in ipairs(rs) do text = text:gsub(pat, "") end
+    -- a plain search first: most texts (a sheet's rows) hold no root
+    for i, pat in ipairs(pats) do
+      if find(text, rs[i], 1, true) then text = gsub(text, pat, "") end
+    end
     return text
   end
 end

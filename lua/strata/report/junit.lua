@@ -20,8 +20,12 @@ local ENT = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
 
 -- Text safe for XML 1.0: valid UTF-8, no control characters but tab,
 -- newline, carriage return; markup escaped.  attr: escape newlines too.
+local utf8_len, find = utf8.len, string.find
 local function esc(s, attr)
-  s = common.utf8_clean(tostring(s or ""))
+  s = tostring(s or "")
+  -- most texts (names, metrics, times) need nothing: as they are
+  if not find(s, "[%c&<>\"'\127]") and utf8_len(s) then return s end
+  s = common.utf8_clean(s)
   s = s:gsub("[\0-\8\11\12\14-\31\127]", "?")
   if attr then
     return (s:gsub("[&<>\"'\n\r\t]", ENT))
@@ -63,10 +67,15 @@ local function cases_of(t, rs)
   return out
 end
 
+local function by_text(a, b) return tostring(a) < tostring(b) end
 local function sorted_keys(t)
-  local ks = {}
-  for k in pairs(t or {}) do ks[#ks + 1] = k end
-  table.sort(ks, function(a, b) return tostring(a) < tostring(b) end)
+  local ks, texts = {}, true
+  for k in pairs(t or {}) do
+    ks[#ks + 1] = k
+    if type(k) ~= "string" then texts = false end
+  end
+  -- texts only (a journal's metrics): the same order without tostring
+  table.sort(ks, not texts and by_text or nil)
   return ks
 end
 

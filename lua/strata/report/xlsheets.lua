@@ -163,8 +163,9 @@ function M.numfmt(values)
   local maxabs, allint = 0, true
   for _, v in ipairs(values) do
     if finite(v) then
-      if v ~= floor(v) then allint = false end
-      maxabs = math.max(maxabs, abs(v))
+      if allint and v ~= floor(v) then allint = false end
+      local a = abs(v)
+      if a > maxabs then maxabs = a end
     end
   end
   return numfmt_for(maxabs, allint)
@@ -321,12 +322,19 @@ local function result_metrics(res, headline)
   return names
 end
 
+-- The metrics a result's failed checks name: { [metric] = true }, to be
+-- read only (NONE, shared, where none failed: called for every result by
+-- the Cells, Metrics, pivot and Counters sheets).
+local NONE = {}
 local function failed_metrics(r)
-  local bad = {}
-  for _, c in ipairs(r.checks or {}) do
-    if not c.ok and c.metric then bad[c.metric] = true end
+  local bad
+  for _, c in ipairs(r.checks or NONE) do
+    if not c.ok and c.metric then
+      bad = bad or {}
+      bad[c.metric] = true
+    end
   end
-  return bad
+  return bad or NONE
 end
 
 local function unit_of(rs, metric)
@@ -740,9 +748,12 @@ function M.write_metrics(ctx, model)
   local r = hr
   local rows, value_fmt, full = {}, {}, false
   for _, res in ipairs(model.results or {}) do
-    local bad, judged = failed_metrics(res), {}
-    for _, c in ipairs(res.checks or {}) do
-      if c.metric then judged[c.metric] = true end
+    local bad, judged = failed_metrics(res), NONE
+    for _, c in ipairs(res.checks or NONE) do
+      if c.metric then
+        if judged == NONE then judged = {} end
+        judged[c.metric] = true
+      end
     end
     local label = verdict.label(res.params, res.cell)
     for _, m in ipairs(result_metrics(res, res.headline)) do
