@@ -68,74 +68,95 @@ int core_lua_denull(lua_State *L)
   return 1;
 }
 
-/* Stack slots of clean_copy's arguments and its memo. */
-enum { C_V = 1, C_TEXTS, C_KEYS, C_MASK, C_SECRET, C_MEMO, C_SEEN };
+/* Stack slots of clean_copy's arguments, its memo and its two pointer
+ * sets. */
+enum { C_V = 1, C_TEXTS, C_KEYS, C_MASK, C_SECRET, C_MEMO, C_SEEN, C_TEXT };
 
-/* What the first walk found of a table. */
+/* What the first walk found of a table (C_SEEN). */
 enum { UNSEEN = 0, WALKING, SAME, CHANGES };
 
+/* What is known of a text (C_TEXT), bits. */
+enum { TEXT_CLEAN = 1, KEY_KNOWN = 2, KEY_SECRET = 4 };
+
 /*
- * C_SEEN: what the first walk found of each table, by its address (a
- * table does not move while it is reachable from v), in an open-addressed
- * hash in a userdata: a Lua table of the ~100 000 tables of a run model
- * was most of the walk's cost (docs/performance.md, "Runner").  Grown by
- * a new userdata in the slot: nothing to free after a raised error.
+ * C_SEEN and C_TEXT: what the first walk found of each table and of each
+ * text, by address (a table does not move, and a text's bytes stay where
+ * they are, while it is reachable from v; equal short texts are one
+ * object), in an open-addressed hash in a userdata.  A Lua table of the
+ * ~100 000 tables of a run model, and the memo's lookups for its ~500 000
+ * texts, were most of the walk's cost (docs/performance.md, "Runner").
+ * Grown by a new userdata in the slot: nothing to free after a raised
+ * error.
  */
-struct seen_slot {
+struct ptr_slot {
   const void *p;
   int state;
 };
 
-struct seen {
-  size_t n, cap;    /* cap: a power of two */
-  struct seen_slot slot[];
+struct ptr_set {
+  size_t n, cap;    /* cap = 2^bits */
+  int bits;
+  struct ptr_slot slot[];
 };
 
-static struct seen *new_seen(lua_State *L, size_t cap)
+static struct ptr_set *new_set(lua_State *L, int bits)
 {
-  struct seen *s = lua_newuserdatauv(L, sizeof(*s) + cap * sizeof(s->slot[0]), 0);
+  size_t cap = (size_t)1 << bits;
+  struct ptr_set *s = lua_newuserdatauv(L, sizeof(*s) + cap * sizeof(s->slot[0]), 0);
   s->n = 0;
   s->cap = cap;
+  s->bits = bits;
   memset(s->slot, 0, cap * sizeof(s->slot[0]));
   return s;
 }
 
-static struct seen_slot *seen_find(struct seen *s, const void *p)
+static struct ptr_slot *set_find(struct ptr_set *s, const void *p)
 {
   size_t mask = s->cap - 1;
-  size_t i = (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull) & mask;
+  /* Fibonacci hashing: the product's high bits (allocations' low bits
+   * are alike) */
+  size_t i = (size_t)(((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >>
+                      (64 - s->bits));
   while(s->slot[i].p && s->slot[i].p != p)
     i = (i + 1) & mask;
   return &s->slot[i];
 }
 
-static int seen_get(lua_State *L, int t)
+static int set_get(lua_State *L, int set, const void *p)
 {
-  struct seen *s = lua_touserdata(L, C_SEEN);
-  return seen_find(s, lua_topointer(L, t))->state;
+  return set_find(lua_touserdata(L, set), p)->state;
 }
 
-static void seen_set(lua_State *L, int t, int state)
+static void set_put(lua_State *L, int set, const void *p, int state)
 {
-  struct seen *s = lua_touserdata(L, C_SEEN);
-  const void *p = lua_topointer(L, t);
-  struct seen_slot *slot = seen_find(s, p);
+  struct ptr_set *s = lua_touserdata(L, set);
+  struct ptr_slot *slot = set_find(s, p);
   if(!slot->p) {
     if(2 * (s->n + 1) > s->cap) {    /* grow: at most half full */
-      struct seen *g = new_seen(L, 2 * s->cap);
+      struct ptr_set *g = new_set(L, s->bits + 1);
       for(size_t i = 0; i < s->cap; i++) {
         if(s->slot[i].p)
-          *seen_find(g, s->slot[i].p) = s->slot[i];
+          *set_find(g, s->slot[i].p) = s->slot[i];
       }
       g->n = s->n;
-      lua_replace(L, C_SEEN);
+      lua_replace(L, set);
       s = g;
-      slot = seen_find(s, p);
+      slot = set_find(s, p);
     }
     slot->p = p;
     s->n++;
   }
   slot->state = state;
+}
+
+static int seen_get(lua_State *L, int t)
+{
+  return set_get(L, C_SEEN, lua_topointer(L, t));
+}
+
+static void seen_set(lua_State *L, int t, int state)
+{
+  set_put(L, C_SEEN, lua_topointer(L, t), state);
 }
 
 /* Replace the string at idx by texts[s] or mask(s). */
@@ -154,14 +175,32 @@ static int secret_key(lua_State *L, int k)
   return secret;
 }
 
-/* Whether the text at idx is its own clean text. */
+/* secret_key for the first walk: remembered per text (C_TEXT). */
+static int secret_key_known(lua_State *L, int k)
+{
+  const void *p = lua_tostring(L, k);
+  int state = set_get(L, C_TEXT, p);
+  if(!(state & KEY_KNOWN)) {
+    state |= KEY_KNOWN | (secret_key(L, k) ? KEY_SECRET : 0);
+    set_put(L, C_TEXT, p, state);
+  }
+  return (state & KEY_SECRET) != 0;
+}
+
+/* Whether the text at idx is its own clean text (remembered when it is:
+ * C_TEXT). */
 static int clean_already(lua_State *L, int idx)
 {
-  int same;
+  const void *p = lua_tostring(L, idx);
+  int same, state = set_get(L, C_TEXT, p);
+  if(state & TEXT_CLEAN)
+    return 1;
   lua_pushvalue(L, idx);
   clean_text(L, lua_gettop(L));
   same = lua_rawequal(L, -1, idx);
   lua_pop(L, 1);
+  if(same)
+    set_put(L, C_TEXT, p, state | TEXT_CLEAN);
   return same;
 }
 
@@ -190,7 +229,7 @@ static int changes(lua_State *L, int t, int *cycle)
   while(lua_next(L, t)) {
     int k = lua_gettop(L) - 1, y = k + 1, ty = lua_type(L, y);
     if(!found && lua_type(L, k) == LUA_TSTRING) {
-      if(secret_key(L, k) && ty != LUA_TTABLE && ty != LUA_TNUMBER &&
+      if(secret_key_known(L, k) && ty != LUA_TTABLE && ty != LUA_TNUMBER &&
          ty != LUA_TBOOLEAN) {
         lua_pushliteral(L, "***");
         found = !lua_rawequal(L, -1, y);
@@ -267,7 +306,8 @@ int core_lua_clean_copy(lua_State *L)
   luaL_checktype(L, C_SECRET, LUA_TFUNCTION);
   lua_settop(L, C_SECRET);
   lua_newtable(L);  /* C_MEMO: original table -> its copy */
-  new_seen(L, 1024);  /* C_SEEN: what the first walk found */
+  new_set(L, 10);  /* C_SEEN: what the first walk found of tables */
+  new_set(L, 10);  /* C_TEXT: and of texts */
   if(lua_istable(L, C_V)) {
     int cycle = 0;
     changes(L, C_V, &cycle);
