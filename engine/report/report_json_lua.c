@@ -123,24 +123,27 @@ static void fail(struct enc *e, const char *what)
   lua_error(L);
 }
 
-/* Lua's l_strcmp (lvm.c): how table.sort orders two texts. */
-static int text_cmp(const char *l, size_t ll, const char *r, size_t lr)
+/* Lua 5.4's l_strcmp (lvm.c): how table.sort orders two texts (strcoll
+ * per segment between NULs; equal segments may differ in length). */
+static int text_cmp(const char *s1, size_t rl1, const char *s2, size_t rl2)
 {
   for(;;) {
-    int temp = strcoll(l, r);
-    size_t len;
+    int temp = strcoll(s1, s2);
+    size_t zl1, zl2;
     if(temp != 0)
       return temp;
-    len = strlen(l);
-    if(len == lr)
-      return len == ll ? 0 : 1;
-    if(len == ll)
+    zl1 = strlen(s1);
+    zl2 = strlen(s2);
+    if(zl2 == rl2)
+      return zl1 == rl1 ? 0 : 1;
+    if(zl1 == rl1)
       return -1;
-    len++;
-    l += len;
-    ll -= len;
-    r += len;
-    lr -= len;
+    zl1++;
+    zl2++;
+    s1 += zl1;
+    rl1 -= zl1;
+    s2 += zl2;
+    rl2 -= zl2;
   }
 }
 
