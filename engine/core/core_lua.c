@@ -612,17 +612,22 @@ static int fs_close(lua_State *L)
 
 /*
  * server:send(req, opts) -> cell: the same cell as server:run, started
- * now (its deadline counts from here); cell:wait(opts) waits for it and
- * returns what server:run returns; cell:drop() kills it unread.  Between
- * the two this process does what it likes (the runner journals the cell
- * before), but opts.ask is answered only inside wait: a cell's questions
- * see what this process holds when it waits.  One cell at a time.
+ * now, or, sent while another cell runs, queued at the server and started
+ * the moment that one has exited (the server runs them in the order
+ * sent; a cell's deadline counts from its start); cell:wait(opts) waits
+ * for it and returns what server:run returns; cell:started() then says
+ * when it started (core.now's clock); cell:drop() kills it unread (or
+ * takes it out of the queue).  Between the two this process does what it
+ * likes (the runner journals the last cell), but opts.ask is answered
+ * only inside wait: a cell's questions see what this process holds when
+ * it waits.
  */
 #define FS_CELL_MT "strata.core.fork_server_cell"
 
 struct fs_cell {
   struct isolate_pending *p;   /* NULL: done, or the server was gone */
   int pending;                 /* not waited for yet */
+  uint64_t started_ns;         /* once waited for: when it started */
 };
 
 static int fs_send(lua_State *L)
@@ -645,6 +650,7 @@ static int fs_send(lua_State *L)
   c = lua_newuserdatauv(L, sizeof(*c), 2);
   c->p = NULL;
   c->pending = 1;
+  c->started_ns = 0;
   luaL_setmetatable(L, FS_CELL_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);   /* the server */
@@ -686,16 +692,32 @@ static int fs_cell_wait(lua_State *L)
       isolate_pending_free(p);
       return luaL_error(L, "fork_server cell: its server was closed");
     }
-    isolate_server_wait(p, timeout, &c.lim, &h, &r);
-    return push_result(L, &r, &c.lim);
+    if(isolate_server_wait(p, timeout, &c.lim, &h, &r) != ISOLATE_SYSERR ||
+       errno != ESRCH) {
+      fc->started_ns = r.started_ns;
+      return push_result(L, &r, &c.lim);
+    }
   }
-  /* the server was gone at send: the same cell, forked from here */
+  /* the server was gone before the cell started: the same cell, forked
+   * from here */
   lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
   c.fn = lua_gettop(L);
   lua_getiuservalue(L, 1, 2);
   c.arg = lua_gettop(L);
   isolate_run(iso_child, &c, timeout, &c.lim, &h, &r);
+  fc->started_ns = r.started_ns;
   return push_result(L, &r, &c.lim);
+}
+
+/* cell:started() -> when it started (core.now()'s clock), once waited
+ * for; nil before, or when it never started */
+static int fs_cell_started(lua_State *L)
+{
+  struct fs_cell *fc = luaL_checkudata(L, 1, FS_CELL_MT);
+  if(!fc->started_ns)
+    return 0;
+  lua_pushnumber(L, (double)fc->started_ns / 1e9);
+  return 1;
 }
 
 static int fs_cell_drop(lua_State *L)
@@ -717,6 +739,7 @@ static int fs_cell_drop(lua_State *L)
 
 static const luaL_Reg fs_cell_meta[] = {
   { "wait", fs_cell_wait },
+  { "started", fs_cell_started },
   { "drop", fs_cell_drop },
   { "__gc", fs_cell_drop },
   { NULL, NULL }
