@@ -209,8 +209,17 @@ static int iso_child(int fd, void *arg)
     rc = LUA_ERRRUN;
   }
   s = luaL_tolstring(L, -1, &n);
-  if(write_all(fd, rc == LUA_OK ? "R" : "E", 1) || write_all(fd, s, n))
-    return 3;
+  {
+    /* the tag and a short answer in one write */
+    char b[4096];
+    b[0] = rc == LUA_OK ? 'R' : 'E';
+    if(n < sizeof(b)) {
+      memcpy(b + 1, s, n);
+      return write_all(fd, b, n + 1) ? 3 : 0;
+    }
+    if(write_all(fd, b, 1) || write_all(fd, s, n))
+      return 3;
+  }
   return 0;
 }
 

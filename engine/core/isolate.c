@@ -225,7 +225,7 @@ struct isolate_server {
    * read whole (for any cell), then the start of one */
   struct srv_rep *notes;
   size_t nnotes, capnotes;
-  char part[256];
+  char part[1024];
   size_t partlen;
 };
 
@@ -264,21 +264,31 @@ struct srv_rep {
   struct rusage ru;            /* SRV_EXITED: the child's usage */
 };
 
+/* What ps and top call the server's children (a comm is 15 bytes). */
+#define CELL_NAME "strata-cell"
+
 /* In a cell's child: the socket isolate_ask asks on. */
 static int ask_fd = -1;
 
 /* In the child, from fork to _exit: its own process group (the parent
  * kills the group at the deadline), default stop signals, the limits. */
-static void run_child(isolate_child_fn child, void *arg, int wfd, int afd,
-                      const struct isolate_limits *lim)
+/* In the child, before its request: its own process group (the parent
+ * kills the group at the deadline), the default stop signals.  A spare
+ * does this while it waits, off the path from one cell to the next. */
+static void child_setup(void)
 {
-  int code;
-  ask_fd = afd;
   (void)setpgid(0, 0);
   strata_stop_flag = 0;
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   signal(SIGPIPE, SIG_IGN);
+}
+
+static void run_child(isolate_child_fn child, void *arg, int wfd, int afd,
+                      const struct isolate_limits *lim)
+{
+  int code;
+  ask_fd = afd;
   apply_limits(lim);
   code = child(wfd, arg);
   close(wfd);
@@ -342,16 +352,21 @@ static int srv_send(int sock, const struct srv_req *hdr, const int *fd,
                          : 0;
 }
 
-/* The header (and the fds that came with it, or -1); 0, or -1 at EOF. */
-static int srv_recv(int sock, struct srv_req *hdr, int *fd)
+/* The header (and the fds that came with it, or -1) and what of the
+ * request came with it in one call (*got bytes of more); 0, or -1 at EOF.
+ * Only where nothing follows the request: a spare's socket. */
+static int srv_recv_more(int sock, struct srv_req *hdr, int *fd,
+                         char *more, size_t cap, size_t *got)
 {
   union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
-  struct iovec iov = { hdr, sizeof(*hdr) };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+  struct iovec iov[2] = { { hdr, sizeof(*hdr) }, { more, cap } };
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = more ? 2 : 1,
                        .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
   struct cmsghdr *cm;
   ssize_t k;
   fd[0] = fd[1] = -1;
+  if(got)
+    *got = 0;
   while((k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
     ;
   if(k <= 0)
@@ -361,10 +376,18 @@ static int srv_recv(int sock, struct srv_req *hdr, int *fd)
       size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
       memcpy(fd, CMSG_DATA(cm), (n > 2 ? 2 : n) * sizeof(int));
     }
-  if((size_t)k < sizeof(*hdr) &&
-     full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 0))
-    return -1;
+  if((size_t)k < sizeof(*hdr))
+    return full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 0);
+  if(got)
+    *got = (size_t)k - sizeof(*hdr);
   return 0;
+}
+
+/* The header (and the fds that came with it, or -1); 0, or -1 at EOF.
+ * Reads no further: what follows may be the next message. */
+static int srv_recv(int sock, struct srv_req *hdr, int *fd)
+{
+  return srv_recv_more(sock, hdr, fd, NULL, 0, NULL);
 }
 
 /* Read a FORK's request into *buf (grown as needed); 0, or -1 at EOF. */
@@ -392,6 +415,7 @@ struct server_ctx {
   void *arg;
   pid_t spare;       /* 0: none */
   int spare_sock;    /* the server's end of the spare's socket */
+  pid_t self;        /* the server's pid */
 };
 
 /*
@@ -404,16 +428,24 @@ struct server_ctx {
 static void spare_main(struct server_ctx *x, int sock, pid_t server)
 {
   struct srv_req h;
-  char *req = NULL;
-  size_t cap = 0;
+  char b[4096], *req = b;
+  size_t got;
   int fd[2];
   (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
   if(getppid() != server)
     _exit(0);
-  (void)setpgid(0, 0);
-  if(srv_recv(sock, &h, fd) || h.op != SRV_FORK || fd[0] < 0 ||
-     recv_req(sock, h.len, &req, &cap))
+  (void)prctl(PR_SET_NAME, CELL_NAME);
+  child_setup();
+  if(srv_recv_more(sock, &h, fd, b, sizeof(b) - 1, &got) ||
+     h.op != SRV_FORK || fd[0] < 0 || got > h.len)
     _exit(0);   /* the server let it go unused */
+  if(got < h.len) {   /* a long request: the rest */
+    req = malloc((size_t)h.len + 1);
+    if(!req || full_io(sock, req + got, h.len - got, 0))
+      _exit(0);
+    memcpy(req, b, got);
+  }
+  req[h.len] = '\0';
   close(sock);
   if(x->prepare)
     x->prepare(req, h.len, &h.lim, 1, x->arg);
@@ -423,7 +455,6 @@ static void spare_main(struct server_ctx *x, int sock, pid_t server)
 static void spare_start(struct server_ctx *x, int runner_sock)
 {
   int sv[2];
-  pid_t me = getpid();
   if(x->idle)
     x->idle(x->arg);
   if(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
@@ -433,7 +464,7 @@ static void spare_start(struct server_ctx *x, int runner_sock)
   if(x->spare == 0) {
     close(sv[0]);
     close(runner_sock);
-    spare_main(x, sv[1], me);
+    spare_main(x, sv[1], x->self);
   }
   close(sv[1]);
   if(x->spare < 0) {
@@ -480,6 +511,8 @@ static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
   pid = fork();
   if(pid == 0) {
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);   /* as a spare: dies with us */
+    (void)prctl(PR_SET_NAME, CELL_NAME);
+    child_setup();
     if(x->prepare)
       x->prepare(req, h->len, &h->lim, 1, x->arg);
     run_child(x->child, x->arg, fd[0], fd[1], &h->lim);
@@ -646,6 +679,8 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
   (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
   if(getppid() != runner)
     _exit(0);
+  (void)prctl(PR_SET_NAME, "strata-server");
+  x->self = getpid();
   spare_start(x, sock);
   for(;;) {
     struct pollfd p[2] = { { .fd = sock, .events = POLLIN },
@@ -731,7 +766,7 @@ struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
     return NULL;
   }
   if(s->pid == 0) {
-    struct server_ctx x = { prepare, idle, child, arg, 0, -1 };
+    struct server_ctx x = { prepare, idle, child, arg, 0, -1, 0 };
     close(sv[0]);
     server_main(sv[1], me, &x);
   }
@@ -779,6 +814,7 @@ int isolate_server_alive(const struct isolate_server *s)
 static int srv_pump(struct isolate_server *s)
 {
   for(;;) {
+    size_t want;
     ssize_t k = recv(s->sock, s->part + s->partlen,
                      sizeof(s->part) - s->partlen, MSG_DONTWAIT);
     if(k < 0 && errno == EINTR)
@@ -787,6 +823,7 @@ static int srv_pump(struct isolate_server *s)
       return 0;
     if(k <= 0)
       return -1;
+    want = sizeof(s->part) - s->partlen;
     s->partlen += (size_t)k;
     while(s->partlen >= sizeof(struct srv_rep)) {
       if(s->nnotes == s->capnotes) {
@@ -801,6 +838,8 @@ static int srv_pump(struct isolate_server *s)
       s->partlen -= sizeof(struct srv_rep);
       memmove(s->part, s->part + sizeof(struct srv_rep), s->partlen);
     }
+    if((size_t)k < want)
+      return 0;   /* all there was (a recv more would say EAGAIN) */
   }
 }
 
@@ -1228,6 +1267,7 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
     close(fds[0]);
     if(av[0] >= 0)
       close(av[0]);
+    child_setup();
     run_child(child, child_arg, fds[1], av[1], lim);
   }
   (void)setpgid(c.pid, c.pid);  /* both sides set it: no race on kill(-pid) */

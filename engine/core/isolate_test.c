@@ -145,6 +145,7 @@ static void ask_tests(struct isolate_server *s)
 }
 
 static char last_req[64];
+static size_t last_len;
 
 static void count(const char *req, size_t len,
                   const struct isolate_limits *lim, int in_child, void *arg)
@@ -153,6 +154,7 @@ static void count(const char *req, size_t len,
   (void)arg;
   (void)in_child;   /* counted in the child and in the server alike */
   prepared++;
+  last_len = len;
   snprintf(last_req, sizeof(last_req), "%.*s", (int)len, req);
 }
 
@@ -193,6 +195,10 @@ static int echo(int fd, void *arg)
     memset(buf, 'y', sizeof(buf));
     buf[0] = 'R';
     return write_all_test(fd, buf, sizeof(buf));
+  }
+  if(last_req[0] == 'L') {   /* a long request: how long it came */
+    n = snprintf(b, sizeof(b), "R%zu", last_len);
+    return write(fd, b, (size_t)n) == n ? 0 : 1;
   }
   if(!strcmp(last_req, "nap")) {
     struct timespec ts = { 0, 300000000 };
@@ -331,6 +337,18 @@ static void queue_tests(void)
   CHECK(isolate_server_run(s, "w", 1, 5, NULL, NULL, &r) == ISOLATE_OK);
   CHECK(count_of(&r) == 8);   /* spin was 7; q never came */
   free(r.payload);
+
+  /* a request longer than a spare's first read */
+  {
+    static char lreq[10000];
+    memset(lreq, 'L', sizeof(lreq));
+    CHECK(isolate_server_run(s, lreq, sizeof(lreq), 5, NULL, NULL, &r) == ISOLATE_OK);
+    CHECK(r.payload && !strcmp(r.payload, "R10000"));
+    free(r.payload);
+    CHECK(isolate_server_run(s, lreq, 4095, 5, NULL, NULL, &r) == ISOLATE_OK);
+    CHECK(r.payload && !strcmp(r.payload, "R4095"));
+    free(r.payload);
+  }
 
   /* an answer larger than the pipe, written at once */
   CHECK(isolate_server_run(s, "big", 3, 5, NULL, NULL, &r) == ISOLATE_OK);
