@@ -406,6 +406,65 @@ static int recv_req(int sock, uint32_t len, char **buf, size_t *cap)
   return 0;
 }
 
+/* A FORK the server holds: the one running, or one queued behind it. */
+struct srv_job {
+  struct srv_req h;
+  int fd[2];            /* the answer pipe's write end, the ask socket's */
+  char *req;
+  struct srv_job *next;
+};
+
+static void job_free(struct srv_job *j)
+{
+  if(j->fd[0] >= 0)
+    close(j->fd[0]);
+  if(j->fd[1] >= 0)
+    close(j->fd[1]);
+  free(j->req);
+  free(j);
+}
+
+/* The server's word on a cell that never ran or whose fork failed. */
+static struct srv_rep no_run(uint64_t seq, int err)
+{
+  struct srv_rep rep;
+  memset(&rep, 0, sizeof(rep));
+  rep.op = SRV_EXITED;
+  rep.seq = seq;
+  rep.err = err;
+  return rep;
+}
+
+/* The server's own state: the cell running (pid 0: none) and the queue. */
+struct srv_state {
+  pid_t cell;
+  uint64_t seq;         /* the running cell's number */
+  int cfd;              /* its pidfd */
+  /* the child's end of its ask socket, held until its EXITED is sent: the
+   * child's exit alone does not wake the runner (end of file on its end),
+   * the EXITED does */
+  int afd;
+  struct srv_job *head, **tail;
+};
+
+/* In a spare, just forked: the fds of other cells the server holds (the
+ * running one's pidfd and ask socket end, the queued ones' pipe and
+ * socket ends) are none of its cell's business. */
+static void srv_state_close(const struct srv_state *st)
+{
+  const struct srv_job *j;
+  if(st->cfd >= 0)
+    close(st->cfd);
+  if(st->afd >= 0)
+    close(st->afd);
+  for(j = st->head; j; j = j->next) {
+    if(j->fd[0] >= 0)
+      close(j->fd[0]);
+    if(j->fd[1] >= 0)
+      close(j->fd[1]);
+  }
+}
+
 /* What the server passes around: its callbacks, and the child forked
  * ahead of the next request (the spare), if any. */
 struct server_ctx {
@@ -416,6 +475,8 @@ struct server_ctx {
   pid_t spare;       /* 0: none */
   int spare_sock;    /* the server's end of the spare's socket */
   pid_t self;        /* the server's pid */
+  const struct srv_state *st;   /* the server's cells */
+  int runner_sock;   /* the server's socket to the runner */
 };
 
 /*
@@ -452,7 +513,7 @@ static void spare_main(struct server_ctx *x, int sock, pid_t server)
   run_child(x->child, x->arg, fd[0], fd[1], &h.lim);
 }
 
-static void spare_start(struct server_ctx *x, int runner_sock)
+static void spare_start(struct server_ctx *x)
 {
   int sv[2];
   if(x->idle)
@@ -463,7 +524,8 @@ static void spare_start(struct server_ctx *x, int runner_sock)
   x->spare = fork();
   if(x->spare == 0) {
     close(sv[0]);
-    close(runner_sock);
+    close(x->runner_sock);
+    srv_state_close(x->st);
     spare_main(x, sv[1], x->self);
   }
   close(sv[1]);
@@ -512,6 +574,8 @@ static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
   if(pid == 0) {
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);   /* as a spare: dies with us */
     (void)prctl(PR_SET_NAME, CELL_NAME);
+    close(x->runner_sock);
+    srv_state_close(x->st);
     child_setup();
     if(x->prepare)
       x->prepare(req, h->len, &h->lim, 1, x->arg);
@@ -524,47 +588,6 @@ static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
   }
   return pid;
 }
-
-/* A FORK the server holds: the one running, or one queued behind it. */
-struct srv_job {
-  struct srv_req h;
-  int fd[2];            /* the answer pipe's write end, the ask socket's */
-  char *req;
-  struct srv_job *next;
-};
-
-static void job_free(struct srv_job *j)
-{
-  if(j->fd[0] >= 0)
-    close(j->fd[0]);
-  if(j->fd[1] >= 0)
-    close(j->fd[1]);
-  free(j->req);
-  free(j);
-}
-
-/* The server's word on a cell that never ran or whose fork failed. */
-static struct srv_rep no_run(uint64_t seq, int err)
-{
-  struct srv_rep rep;
-  memset(&rep, 0, sizeof(rep));
-  rep.op = SRV_EXITED;
-  rep.seq = seq;
-  rep.err = err;
-  return rep;
-}
-
-/* The server's own state: the cell running (pid 0: none) and the queue. */
-struct srv_state {
-  pid_t cell;
-  uint64_t seq;         /* the running cell's number */
-  int cfd;              /* its pidfd */
-  /* the child's end of its ask socket, held until its EXITED is sent: the
-   * child's exit alone does not wake the runner (end of file on its end),
-   * the EXITED does */
-  int afd;
-  struct srv_job *head, **tail;
-};
 
 /* Start j (consumed): STARTED in *rep, or EXITED with the error. */
 static void start_job(struct server_ctx *x, struct srv_state *st,
@@ -671,6 +694,8 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
   struct srv_state st = { 0, 0, -1, -1, NULL, NULL };
 
   st.tail = &st.head;
+  x->st = &st;
+  x->runner_sock = sock;
   /* the runner handles SIGINT/SIGTERM and ends the cells; the server
    * stays until the runner lets it go */
   signal(SIGINT, SIG_IGN);
@@ -681,7 +706,7 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
     _exit(0);
   (void)prctl(PR_SET_NAME, "strata-server");
   x->self = getpid();
-  spare_start(x, sock);
+  spare_start(x);
   for(;;) {
     struct pollfd p[2] = { { .fd = sock, .events = POLLIN },
                            { .fd = st.cfd, .events = POLLIN } };
@@ -694,7 +719,7 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
       if(reap_and_next(x, &st, sock))
         break;
       if(!x->spare)
-        spare_start(x, sock);
+        spare_start(x);
       continue;
     }
     if(!(p[0].revents & (POLLIN | POLLHUP)))
@@ -726,7 +751,7 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
       break;
     /* the next cell's child, forked while this one runs */
     if(!x->spare)
-      spare_start(x, sock);
+      spare_start(x);
   }
   spare_drop(x);
   if(st.cell) {
@@ -766,7 +791,7 @@ struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
     return NULL;
   }
   if(s->pid == 0) {
-    struct server_ctx x = { prepare, idle, child, arg, 0, -1, 0 };
+    struct server_ctx x = { prepare, idle, child, arg, 0, -1, 0, NULL, -1 };
     close(sv[0]);
     server_main(sv[1], me, &x);
   }

@@ -2,6 +2,7 @@
  * isolate_test.c - core/isolate.c without Lua: answers, limits, and the
  * wait for the child's exit (ctest isolate_test, label unit).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -200,6 +201,16 @@ static int echo(int fd, void *arg)
     n = snprintf(b, sizeof(b), "R%zu", last_len);
     return write(fd, b, (size_t)n) == n ? 0 : 1;
   }
+  if(!strcmp(last_req, "fds")) {   /* how many fds it was born with */
+    DIR *d = opendir("/proc/self/fd");
+    int k = -1;   /* (the directory's own) */
+    while(d && readdir(d))
+      k++;
+    if(d)
+      closedir(d);
+    n = snprintf(b, sizeof(b), "R%d", k - 2);   /* ("." and "..") */
+    return write(fd, b, (size_t)n) == n ? 0 : 1;
+  }
   if(!strcmp(last_req, "nap")) {
     struct timespec ts = { 0, 300000000 };
     nanosleep(&ts, NULL);
@@ -337,6 +348,25 @@ static void queue_tests(void)
   CHECK(isolate_server_run(s, "w", 1, 5, NULL, NULL, &r) == ISOLATE_OK);
   CHECK(count_of(&r) == 8);   /* spin was 7; q never came */
   free(r.payload);
+
+  /* a cell queued behind another holds its own fds, none of the
+   * other's (the running cell's pidfd and ask socket end) */
+  {
+    char alone[32];
+    struct isolate_hooks hk = { NULL, 0, ask_hook, NULL };
+    CHECK(isolate_server_run(s, "fds", 3, 5, NULL, &hk, &r) == ISOLATE_OK);
+    snprintf(alone, sizeof(alone), "%s", r.payload ? r.payload : "");
+    free(r.payload);
+    a = isolate_server_send(s, "nap", 3, NULL, 1);
+    b = isolate_server_send(s, "fds", 3, NULL, 1);
+    CHECK(isolate_server_wait(a, 5, NULL, &hk, &r) == ISOLATE_OK);
+    free(r.payload);
+    CHECK(isolate_server_wait(b, 5, NULL, &hk, &r) == ISOLATE_OK);
+    CHECK(r.payload && !strcmp(r.payload, alone));
+    if(r.payload && strcmp(r.payload, alone))
+      printf("fds alone %s, queued %s\n", alone, r.payload);
+    free(r.payload);
+  }
 
   /* a request longer than a spare's first read */
   {
