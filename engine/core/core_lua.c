@@ -624,8 +624,8 @@ static int fs_close(lua_State *L)
  * now, or, sent while another cell runs, queued at the server and started
  * the moment that one has exited (the server runs them in the order
  * sent; a cell's deadline counts from its start); cell:wait(opts) waits
- * for it and returns what server:run returns; cell:started() then says
- * when it started (core.now's clock); cell:drop() kills it unread (or
+ * for it and returns what server:run returns; cell:times() then says
+ * when it started and ended (core.now's clock); cell:drop() kills it unread (or
  * takes it out of the queue).  Between the two this process does what it
  * likes (the runner journals the last cell), but opts.ask is answered
  * only inside wait: a cell's questions see what this process holds when
@@ -637,6 +637,7 @@ struct fs_cell {
   struct isolate_pending *p;   /* NULL: done, or the server was gone */
   int pending;                 /* not waited for yet */
   uint64_t started_ns;         /* once waited for: when it started */
+  uint64_t exited_ns;          /* ... and when it was reaped */
 };
 
 static int fs_send(lua_State *L)
@@ -659,7 +660,7 @@ static int fs_send(lua_State *L)
   c = lua_newuserdatauv(L, sizeof(*c), 2);
   c->p = NULL;
   c->pending = 1;
-  c->started_ns = 0;
+  c->started_ns = c->exited_ns = 0;
   luaL_setmetatable(L, FS_CELL_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);   /* the server */
@@ -704,6 +705,7 @@ static int fs_cell_wait(lua_State *L)
     if(isolate_server_wait(p, timeout, &c.lim, &h, &r) != ISOLATE_SYSERR ||
        errno != ESRCH) {
       fc->started_ns = r.started_ns;
+      fc->exited_ns = r.exited_ns;
       return push_result(L, &r, &c.lim);
     }
   }
@@ -715,18 +717,24 @@ static int fs_cell_wait(lua_State *L)
   c.arg = lua_gettop(L);
   isolate_run(iso_child, &c, timeout, &c.lim, &h, &r);
   fc->started_ns = r.started_ns;
+  fc->exited_ns = r.exited_ns;
   return push_result(L, &r, &c.lim);
 }
 
-/* cell:started() -> when it started (core.now()'s clock), once waited
- * for; nil before, or when it never started */
-static int fs_cell_started(lua_State *L)
+/* cell:times() -> when it started and when it was reaped (core.now()'s
+ * clock), once waited for: its duration is theirs, not when this process
+ * came to wait; nil before, or when it never started */
+static int fs_cell_times(lua_State *L)
 {
   struct fs_cell *fc = luaL_checkudata(L, 1, FS_CELL_MT);
   if(!fc->started_ns)
     return 0;
   lua_pushnumber(L, (double)fc->started_ns / 1e9);
-  return 1;
+  if(fc->exited_ns)
+    lua_pushnumber(L, (double)fc->exited_ns / 1e9);
+  else
+    lua_pushnil(L);
+  return 2;
 }
 
 static int fs_cell_drop(lua_State *L)
@@ -748,7 +756,7 @@ static int fs_cell_drop(lua_State *L)
 
 static const luaL_Reg fs_cell_meta[] = {
   { "wait", fs_cell_wait },
-  { "started", fs_cell_started },
+  { "times", fs_cell_times },
   { "drop", fs_cell_drop },
   { "__gc", fs_cell_drop },
   { NULL, NULL }

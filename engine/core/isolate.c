@@ -258,7 +258,7 @@ struct srv_rep {
   int op;
   int err;                     /* errno of a failed fork or wait, else 0 */
   uint64_t seq;                /* the cell's number */
-  uint64_t at_ns;              /* SRV_STARTED: when (strata_now_ns) */
+  uint64_t at_ns;              /* when it started, or was reaped */
   pid_t pid;                   /* the child */
   int status;                  /* SRV_EXITED: wait4's status */
   struct rusage ru;            /* SRV_EXITED: the child's usage */
@@ -638,6 +638,7 @@ static int reap_and_next(struct server_ctx *x, struct srv_state *st, int sock)
       rep[0].err = errno;
       break;
     }
+  rep[0].at_ns = strata_now_ns();
   close(st->cfd);
   st->cfd = st->afd = -1;
   st->cell = 0;
@@ -928,6 +929,7 @@ struct waiter {
   struct isolate_server *srv;   /* NULL: a child of this process */
   uint64_t seq;                 /* srv: the cell's number */
   uint64_t start;               /* when it started; 0: queued (srv) */
+  uint64_t end;                 /* when it was reaped */
   int killed;                   /* the kill was asked for */
 };
 
@@ -951,14 +953,17 @@ static int child_exited(struct waiter *w, int ready, int *st,
       }
       *st = rep.status;
       *ru = rep.ru;
+      w->end = rep.at_ns;
       return 1;
     }
     return s->sock >= 0 ? 0 : w->start ? -2 : -3;
   }
   for(;;) {
     pid_t k = wait4(w->c->pid, st, WNOHANG, ru);
-    if(k == w->c->pid)
+    if(k == w->c->pid) {
+      w->end = strata_now_ns();
       return 1;
+    }
     if(k == 0)
       return 0;
     if(errno != EINTR)
@@ -1237,6 +1242,7 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
     (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
   usage_of(&ru, r);
   r->started_ns = w->start;
+  r->exited_ns = w->end;
   if(why != ISOLATE_OK)
     return r->status = why;
   return classify(st, lim, r);
@@ -1267,7 +1273,7 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
 {
   int fds[2], av[2];
   struct cell c = { 0, -1, -1 };
-  struct waiter w = { &c, NULL, 0, 0, 0 };
+  struct waiter w = { &c, NULL, 0, 0, 0, 0 };
   struct asker a = { -1, NULL, 0, 0, NULL, 0, 0 };
 
   memset(r, 0, sizeof(*r));
@@ -1383,7 +1389,7 @@ enum isolate_status isolate_server_wait(struct isolate_pending *p,
                                         struct isolate_result *r)
 {
   struct cell c = { 0, p->rfd, -1 };
-  struct waiter w = { &c, p->s, p->seq, 0, 0 };
+  struct waiter w = { &c, p->s, p->seq, 0, 0, 0 };
   struct asker a = { p->afd, NULL, 0, 0, NULL, 0, 0 };
 
   memset(r, 0, sizeof(*r));
@@ -1409,7 +1415,7 @@ void isolate_server_drop(struct isolate_pending *p)
 {
   struct isolate_result r;
   struct cell c = { 0, p->rfd, -1 };
-  struct waiter w = { &c, p->s, p->seq, 0, 0 };
+  struct waiter w = { &c, p->s, p->seq, 0, 0, 0 };
   kill_child(&w, 0);   /* then the wait reads its exit */
   isolate_server_wait(p, 0, NULL, NULL, &r);
   free(r.payload);

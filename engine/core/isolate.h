@@ -56,6 +56,7 @@ struct isolate_result {
   long maxrss_kib;     /* its peak resident set */
   int lost;            /* its fork server died with it: exit status unknown */
   uint64_t started_ns; /* when it started (strata_now_ns), or 0 */
+  uint64_t exited_ns;  /* when it was reaped, or 0 */
 };
 
 /* Called in the child: write the answer to fd; return the exit code.  An

@@ -452,8 +452,9 @@ function M.run(order, opts)
         local this = nxt
         nxt = list[ci + 1] and not core.stopping() and send(ci + 1) or nil
         st, payload, limit = this:wait(iso)
-        duration = core.now() - (this:started() or core.now())
-        started = core.utc(core.time() - duration)
+        local t0, t1 = this:times()
+        duration = t0 and (t1 or core.now()) - t0 or 0
+        started = core.utc(core.time() - (core.now() - (t0 or core.now())))
       else
         st, payload, limit = core.isolate(function()
           return run_cell(t, cell, env)
