@@ -150,6 +150,7 @@ static int text_cmp(const char *s1, size_t rl1, const char *s2, size_t rl2)
 struct key {
   const char *s;
   size_t len;
+  lua_Integer index;    /* in the table of texts */
 };
 
 static int key_cmp(const void *a, const void *b)
@@ -316,13 +317,13 @@ static void put_table(struct enc *e, int t, int indent, int key, int parent)
     return;
   }
 
-  /* An object: every key as text (a slot each, kept for the path), sorted. */
+  /* An object: every key as text (tostring), held in a table, sorted. */
   {
     struct key *keys;
-    int first = top + 1, k;
-    lua_Integer nk = 0;
-    if(n > 1000000 || !lua_checkstack(L, 2 * (int)n + 16))
-      fail(e, "a table with too many keys");
+    lua_Integer nk = 0, k;
+    int texts;
+    lua_createtable(L, n < 1 << 20 ? (int)n : 0, 0);
+    texts = lua_gettop(L);
     lua_pushnil(L);
     while(lua_next(L, t)) {
       int kt = lua_type(L, -2);
@@ -330,28 +331,26 @@ static void put_table(struct enc *e, int t, int indent, int key, int parent)
       if(kt != LUA_TSTRING && kt != LUA_TNUMBER) {
         char what[64];
         snprintf(what, sizeof(what), "a %s key", lua_typename(L, kt));
-        lua_settop(L, top);
         fail(e, what);
       }
       lua_pushvalue(L, -1);
-      lua_tolstring(L, -1, NULL);   /* tostring(k), in its slot */
-      lua_insert(L, -2);            /* the key stays on top for next */
-      nk++;
+      lua_tolstring(L, -1, NULL);   /* tostring(k), on a copy: next needs k */
+      lua_rawseti(L, texts, ++nk);
     }
     keys = lua_newuserdatauv(L, (size_t)nk * sizeof(*keys), 0);
-    for(k = 0; k < nk; k++)
-      keys[k].s = lua_tolstring(L, first + k, &keys[k].len);
+    for(k = 0; k < nk; k++) {
+      lua_rawgeti(L, texts, k + 1);   /* held by texts: stays where it is */
+      keys[k].s = lua_tolstring(L, -1, &keys[k].len);
+      keys[k].index = k + 1;
+      lua_pop(L, 1);
+    }
     qsort(keys, (size_t)nk, sizeof(*keys), key_cmp);
-    /* the sorted texts into the slots, in order (each stays alive:
-     * the slots hold every one of them) */
-    for(k = 0; k < nk; k++)
-      lua_pushlstring(L, keys[k].s, keys[k].len);
-    for(k = 0; k < nk; k++)
-      lua_replace(L, first + (int)nk - 1 - k);
-    lua_pop(L, 1);    /* keys[] */
     put(e, "{", 1);
     for(k = 0; k < nk; k++) {
-      int ks = first + k;
+      int ks;
+      size_t kl;
+      lua_rawgeti(L, texts, keys[k].index);
+      ks = lua_gettop(L);
       if(k > 0)
         put(e, ",", 1);
       pad(e, indent + 1);
@@ -359,9 +358,8 @@ static void put_table(struct enc *e, int t, int indent, int key, int parent)
       put(e, ": ", 2);
       lua_pushvalue(L, ks);
       if(lua_gettable(L, t) == LUA_TNIL) {
-        lua_pop(L, 1);
-        size_t kl;
         const char *kt = lua_tolstring(L, ks, &kl);
+        lua_pop(L, 1);
         if(lua_stringtonumber(L, kt) == kl + 1)    /* tonumber(k) */
           lua_gettable(L, t);
         else
@@ -372,7 +370,7 @@ static void put_table(struct enc *e, int t, int indent, int key, int parent)
       e->depth++;
       put_value(e, lua_gettop(L), indent + 1, ks, key);
       e->depth--;
-      lua_pop(L, 1);
+      lua_pop(L, 2);    /* the value, the key's text */
     }
     pad(e, indent);
     put(e, "}", 1);

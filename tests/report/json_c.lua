@@ -222,6 +222,11 @@ same({ a = shared, b = { shared, shared } }, "a table met twice, no cycle")
 same({}, "the empty root")
 same("\0\1\31\127\"\\/", "control bytes at the root")
 
+-- an object of 30 000 keys (the keys are held in a table, not on the stack)
+local wide = {}
+for i = 1, 30000 do wide["k" .. i] = i end
+same({ metrics = wide }, "30 000 keys")
+
 -- the fixture model, as run.json has it
 local model_path = arg[1]
 if model_path then
