@@ -209,8 +209,17 @@ static int iso_child(int fd, void *arg)
     rc = LUA_ERRRUN;
   }
   s = luaL_tolstring(L, -1, &n);
-  if(write_all(fd, rc == LUA_OK ? "R" : "E", 1) || write_all(fd, s, n))
-    return 3;
+  {
+    /* the tag and a short answer in one write */
+    char b[4096];
+    b[0] = rc == LUA_OK ? 'R' : 'E';
+    if(n < sizeof(b)) {
+      memcpy(b + 1, s, n);
+      return write_all(fd, b, n + 1) ? 3 : 0;
+    }
+    if(write_all(fd, b, 1) || write_all(fd, s, n))
+      return 3;
+  }
   return 0;
 }
 
@@ -612,17 +621,23 @@ static int fs_close(lua_State *L)
 
 /*
  * server:send(req, opts) -> cell: the same cell as server:run, started
- * now (its deadline counts from here); cell:wait(opts) waits for it and
- * returns what server:run returns; cell:drop() kills it unread.  Between
- * the two this process does what it likes (the runner journals the cell
- * before), but opts.ask is answered only inside wait: a cell's questions
- * see what this process holds when it waits.  One cell at a time.
+ * now, or, sent while another cell runs, queued at the server and started
+ * the moment that one has exited (the server runs them in the order
+ * sent; a cell's deadline counts from its start); cell:wait(opts) waits
+ * for it and returns what server:run returns; cell:times() then says
+ * when it started and ended (core.now's clock); cell:drop() kills it unread (or
+ * takes it out of the queue).  Between the two this process does what it
+ * likes (the runner journals the last cell), but opts.ask is answered
+ * only inside wait: a cell's questions see what this process holds when
+ * it waits.
  */
 #define FS_CELL_MT "strata.core.fork_server_cell"
 
 struct fs_cell {
   struct isolate_pending *p;   /* NULL: done, or the server was gone */
   int pending;                 /* not waited for yet */
+  uint64_t started_ns;         /* once waited for: when it started */
+  uint64_t exited_ns;          /* ... and when it was reaped */
 };
 
 static int fs_send(lua_State *L)
@@ -645,6 +660,7 @@ static int fs_send(lua_State *L)
   c = lua_newuserdatauv(L, sizeof(*c), 2);
   c->p = NULL;
   c->pending = 1;
+  c->started_ns = c->exited_ns = 0;
   luaL_setmetatable(L, FS_CELL_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);   /* the server */
@@ -686,16 +702,39 @@ static int fs_cell_wait(lua_State *L)
       isolate_pending_free(p);
       return luaL_error(L, "fork_server cell: its server was closed");
     }
-    isolate_server_wait(p, timeout, &c.lim, &h, &r);
-    return push_result(L, &r, &c.lim);
+    if(isolate_server_wait(p, timeout, &c.lim, &h, &r) != ISOLATE_SYSERR ||
+       errno != ESRCH) {
+      fc->started_ns = r.started_ns;
+      fc->exited_ns = r.exited_ns;
+      return push_result(L, &r, &c.lim);
+    }
   }
-  /* the server was gone at send: the same cell, forked from here */
+  /* the server was gone before the cell started: the same cell, forked
+   * from here */
   lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
   c.fn = lua_gettop(L);
   lua_getiuservalue(L, 1, 2);
   c.arg = lua_gettop(L);
   isolate_run(iso_child, &c, timeout, &c.lim, &h, &r);
+  fc->started_ns = r.started_ns;
+  fc->exited_ns = r.exited_ns;
   return push_result(L, &r, &c.lim);
+}
+
+/* cell:times() -> when it started and when it was reaped (core.now()'s
+ * clock), once waited for: its duration is theirs, not when this process
+ * came to wait; nil before, or when it never started */
+static int fs_cell_times(lua_State *L)
+{
+  struct fs_cell *fc = luaL_checkudata(L, 1, FS_CELL_MT);
+  if(!fc->started_ns)
+    return 0;
+  lua_pushnumber(L, (double)fc->started_ns / 1e9);
+  if(fc->exited_ns)
+    lua_pushnumber(L, (double)fc->exited_ns / 1e9);
+  else
+    lua_pushnil(L);
+  return 2;
 }
 
 static int fs_cell_drop(lua_State *L)
@@ -717,6 +756,7 @@ static int fs_cell_drop(lua_State *L)
 
 static const luaL_Reg fs_cell_meta[] = {
   { "wait", fs_cell_wait },
+  { "times", fs_cell_times },
   { "drop", fs_cell_drop },
   { "__gc", fs_cell_drop },
   { NULL, NULL }

@@ -215,53 +215,80 @@ struct cell {
   int pfd;                     /* pidfd, or -1 (kernel < 5.3) */
 };
 
+struct srv_rep;
+
 struct isolate_server {
   pid_t pid;   /* the server process (a child of this one) */
   int sock;    /* stream socket to it; -1 once it is gone */
+  uint64_t seq;              /* the number of the last cell sent */
+  /* what came from the server and no wait has taken yet: the messages
+   * read whole (for any cell), then the start of one */
+  struct srv_rep *notes;
+  size_t nnotes, capnotes;
+  char part[1024];
+  size_t partlen;
 };
 
 /*
  * The runner and the server speak fixed-size messages over a stream
- * socket, one cell at a time.  The runner sends FORK (the cell's limits
- * and request; the answer pipe's write end and the child's end of the ask
- * socket as SCM_RIGHTS) and, at a deadline or a stop, KILL.  The server answers EXITED once the child
- * has exited, its group has been killed and it has been reaped: one
- * message for a cell that ends within START_NOTE_MS, STARTED (the pid)
- * first for one that runs longer.  The server is the parent and the only
- * one that kills or reaps, so a pid or a process group it signals is
- * never one reused by someone else.
+ * socket.  The runner sends FORK (a number for the cell, its limits and
+ * request; the answer pipe's write end and the child's end of the ask
+ * socket as SCM_RIGHTS) and, at a deadline or a stop, KILL (the cell's
+ * number; a stop: every cell queued too).  A FORK that comes while a cell
+ * runs waits in the server's queue and starts the moment that cell has
+ * been reaped, without a word from the runner: the runner sends the next
+ * cell before it waits for this one, and is off the path from one cell
+ * to the next.  The server says STARTED (the pid, and when) as it hands a
+ * cell its request, and EXITED once the child has exited, its group has
+ * been killed and it has been reaped; the two for consecutive cells go in
+ * one write.  The server is the parent and the only one that kills or
+ * reaps, so a pid or a process group it signals is never one reused by
+ * someone else.
  */
 enum { SRV_FORK = 'F', SRV_KILL = 'K' };
 enum { SRV_STARTED = 'S', SRV_EXITED = 'X' };
-#define START_NOTE_MS 2
 struct srv_req {
   int op;
+  int all;                     /* SRV_KILL: and every cell queued (a stop) */
+  uint64_t seq;                /* the cell's number */
   struct isolate_limits lim;   /* SRV_FORK: the cell's limits */
   uint32_t len;                /* SRV_FORK: bytes of request that follow */
 };
 struct srv_rep {
   int op;
   int err;                     /* errno of a failed fork or wait, else 0 */
+  uint64_t seq;                /* the cell's number */
+  uint64_t at_ns;              /* when it started, or was reaped */
   pid_t pid;                   /* the child */
   int status;                  /* SRV_EXITED: wait4's status */
   struct rusage ru;            /* SRV_EXITED: the child's usage */
 };
+
+/* What ps and top call the server's children (a comm is 15 bytes). */
+#define CELL_NAME "strata-cell"
 
 /* In a cell's child: the socket isolate_ask asks on. */
 static int ask_fd = -1;
 
 /* In the child, from fork to _exit: its own process group (the parent
  * kills the group at the deadline), default stop signals, the limits. */
-static void run_child(isolate_child_fn child, void *arg, int wfd, int afd,
-                      const struct isolate_limits *lim)
+/* In the child, before its request: its own process group (the parent
+ * kills the group at the deadline), the default stop signals.  A spare
+ * does this while it waits, off the path from one cell to the next. */
+static void child_setup(void)
 {
-  int code;
-  ask_fd = afd;
   (void)setpgid(0, 0);
   strata_stop_flag = 0;
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   signal(SIGPIPE, SIG_IGN);
+}
+
+static void run_child(isolate_child_fn child, void *arg, int wfd, int afd,
+                      const struct isolate_limits *lim)
+{
+  int code;
+  ask_fd = afd;
   apply_limits(lim);
   code = child(wfd, arg);
   close(wfd);
@@ -325,16 +352,21 @@ static int srv_send(int sock, const struct srv_req *hdr, const int *fd,
                          : 0;
 }
 
-/* The header (and the fds that came with it, or -1); 0, or -1 at EOF. */
-static int srv_recv(int sock, struct srv_req *hdr, int *fd)
+/* The header (and the fds that came with it, or -1) and what of the
+ * request came with it in one call (*got bytes of more); 0, or -1 at EOF.
+ * Only where nothing follows the request: a spare's socket. */
+static int srv_recv_more(int sock, struct srv_req *hdr, int *fd,
+                         char *more, size_t cap, size_t *got)
 {
   union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
-  struct iovec iov = { hdr, sizeof(*hdr) };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+  struct iovec iov[2] = { { hdr, sizeof(*hdr) }, { more, cap } };
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = more ? 2 : 1,
                        .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
   struct cmsghdr *cm;
   ssize_t k;
   fd[0] = fd[1] = -1;
+  if(got)
+    *got = 0;
   while((k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
     ;
   if(k <= 0)
@@ -344,10 +376,18 @@ static int srv_recv(int sock, struct srv_req *hdr, int *fd)
       size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
       memcpy(fd, CMSG_DATA(cm), (n > 2 ? 2 : n) * sizeof(int));
     }
-  if((size_t)k < sizeof(*hdr) &&
-     full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 0))
-    return -1;
+  if((size_t)k < sizeof(*hdr))
+    return full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 0);
+  if(got)
+    *got = (size_t)k - sizeof(*hdr);
   return 0;
+}
+
+/* The header (and the fds that came with it, or -1); 0, or -1 at EOF.
+ * Reads no further: what follows may be the next message. */
+static int srv_recv(int sock, struct srv_req *hdr, int *fd)
+{
+  return srv_recv_more(sock, hdr, fd, NULL, 0, NULL);
 }
 
 /* Read a FORK's request into *buf (grown as needed); 0, or -1 at EOF. */
@@ -366,6 +406,65 @@ static int recv_req(int sock, uint32_t len, char **buf, size_t *cap)
   return 0;
 }
 
+/* A FORK the server holds: the one running, or one queued behind it. */
+struct srv_job {
+  struct srv_req h;
+  int fd[2];            /* the answer pipe's write end, the ask socket's */
+  char *req;
+  struct srv_job *next;
+};
+
+static void job_free(struct srv_job *j)
+{
+  if(j->fd[0] >= 0)
+    close(j->fd[0]);
+  if(j->fd[1] >= 0)
+    close(j->fd[1]);
+  free(j->req);
+  free(j);
+}
+
+/* The server's word on a cell that never ran or whose fork failed. */
+static struct srv_rep no_run(uint64_t seq, int err)
+{
+  struct srv_rep rep;
+  memset(&rep, 0, sizeof(rep));
+  rep.op = SRV_EXITED;
+  rep.seq = seq;
+  rep.err = err;
+  return rep;
+}
+
+/* The server's own state: the cell running (pid 0: none) and the queue. */
+struct srv_state {
+  pid_t cell;
+  uint64_t seq;         /* the running cell's number */
+  int cfd;              /* its pidfd */
+  /* the child's end of its ask socket, held until its EXITED is sent: the
+   * child's exit alone does not wake the runner (end of file on its end),
+   * the EXITED does */
+  int afd;
+  struct srv_job *head, **tail;
+};
+
+/* In a spare, just forked: the fds of other cells the server holds (the
+ * running one's pidfd and ask socket end, the queued ones' pipe and
+ * socket ends) are none of its cell's business. */
+static void srv_state_close(const struct srv_state *st)
+{
+  const struct srv_job *j;
+  if(st->cfd >= 0)
+    close(st->cfd);
+  if(st->afd >= 0)
+    close(st->afd);
+  for(j = st->head; j; j = j->next) {
+    if(j->fd[0] >= 0)
+      close(j->fd[0]);
+    if(j->fd[1] >= 0)
+      close(j->fd[1]);
+  }
+}
+
 /* What the server passes around: its callbacks, and the child forked
  * ahead of the next request (the spare), if any. */
 struct server_ctx {
@@ -375,6 +474,9 @@ struct server_ctx {
   void *arg;
   pid_t spare;       /* 0: none */
   int spare_sock;    /* the server's end of the spare's socket */
+  pid_t self;        /* the server's pid */
+  const struct srv_state *st;   /* the server's cells */
+  int runner_sock;   /* the server's socket to the runner */
 };
 
 /*
@@ -387,26 +489,33 @@ struct server_ctx {
 static void spare_main(struct server_ctx *x, int sock, pid_t server)
 {
   struct srv_req h;
-  char *req = NULL;
-  size_t cap = 0;
+  char b[4096], *req = b;
+  size_t got;
   int fd[2];
   (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
   if(getppid() != server)
     _exit(0);
-  (void)setpgid(0, 0);
-  if(srv_recv(sock, &h, fd) || h.op != SRV_FORK || fd[0] < 0 ||
-     recv_req(sock, h.len, &req, &cap))
+  (void)prctl(PR_SET_NAME, CELL_NAME);
+  child_setup();
+  if(srv_recv_more(sock, &h, fd, b, sizeof(b) - 1, &got) ||
+     h.op != SRV_FORK || fd[0] < 0 || got > h.len)
     _exit(0);   /* the server let it go unused */
+  if(got < h.len) {   /* a long request: the rest */
+    req = malloc((size_t)h.len + 1);
+    if(!req || full_io(sock, req + got, h.len - got, 0))
+      _exit(0);
+    memcpy(req, b, got);
+  }
+  req[h.len] = '\0';
   close(sock);
   if(x->prepare)
     x->prepare(req, h.len, &h.lim, 1, x->arg);
   run_child(x->child, x->arg, fd[0], fd[1], &h.lim);
 }
 
-static void spare_start(struct server_ctx *x, int runner_sock)
+static void spare_start(struct server_ctx *x)
 {
   int sv[2];
-  pid_t me = getpid();
   if(x->idle)
     x->idle(x->arg);
   if(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
@@ -415,8 +524,9 @@ static void spare_start(struct server_ctx *x, int runner_sock)
   x->spare = fork();
   if(x->spare == 0) {
     close(sv[0]);
-    close(runner_sock);
-    spare_main(x, sv[1], me);
+    close(x->runner_sock);
+    srv_state_close(x->st);
+    spare_main(x, sv[1], x->self);
   }
   close(sv[1]);
   if(x->spare < 0) {
@@ -463,6 +573,10 @@ static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
   pid = fork();
   if(pid == 0) {
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);   /* as a spare: dies with us */
+    (void)prctl(PR_SET_NAME, CELL_NAME);
+    close(x->runner_sock);
+    srv_state_close(x->st);
+    child_setup();
     if(x->prepare)
       x->prepare(req, h->len, &h->lim, 1, x->arg);
     run_child(x->child, x->arg, fd[0], fd[1], &h->lim);
@@ -475,19 +589,114 @@ static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
   return pid;
 }
 
+/* Start j (consumed): STARTED in *rep, or EXITED with the error. */
+static void start_job(struct server_ctx *x, struct srv_state *st,
+                      struct srv_job *j, struct srv_rep *rep)
+{
+  pid_t pid = server_fork(x, &j->h, j->fd, j->req);
+  int e = errno;
+  uint64_t seq = j->h.seq;
+  if(pid > 0) {
+    st->afd = j->fd[1];
+    j->fd[1] = -1;
+  }
+  job_free(j);
+  if(pid > 0 && (st->cfd = pidfd_of(pid)) < 0) {
+    e = errno;
+    (void)kill(-pid, SIGKILL);
+    (void)kill(pid, SIGKILL);
+    while(waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    pid = -1;
+  }
+  if(pid <= 0) {
+    *rep = no_run(seq, e ? e : EAGAIN);
+    return;
+  }
+  st->cell = pid;
+  st->seq = seq;
+  memset(rep, 0, sizeof(*rep));
+  rep->op = SRV_STARTED;
+  rep->seq = seq;
+  rep->pid = pid;
+  rep->at_ns = strata_now_ns();
+}
+
+/* The cell has exited: end what it left in its group, reap it; then the
+ * next queued cell starts (before the runner hears of either). */
+static int reap_and_next(struct server_ctx *x, struct srv_state *st, int sock)
+{
+  struct srv_rep rep[2];
+  int n = 1, afd = st->afd, e = 0;
+  memset(&rep[0], 0, sizeof(rep[0]));
+  rep[0].op = SRV_EXITED;
+  rep[0].seq = st->seq;
+  rep[0].pid = st->cell;
+  (void)kill(-st->cell, SIGKILL);
+  while(wait4(st->cell, &rep[0].status, 0, &rep[0].ru) < 0)
+    if(errno != EINTR) {
+      rep[0].err = errno;
+      break;
+    }
+  rep[0].at_ns = strata_now_ns();
+  close(st->cfd);
+  st->cfd = st->afd = -1;
+  st->cell = 0;
+  while(!st->cell && st->head && !e) {
+    struct srv_job *j = st->head;
+    st->head = j->next;
+    if(!st->head)
+      st->tail = &st->head;
+    start_job(x, st, j, &rep[n]);
+    e = full_io(sock, rep, (size_t)(n + 1) * sizeof(rep[0]), 1);
+    n = 0;
+  }
+  if(n && !e)
+    e = full_io(sock, rep, sizeof(rep[0]), 1);
+  if(afd >= 0)
+    close(afd);
+  return e;
+}
+
+/* KILL: the running cell if it is the one named, or the queued one(s)
+ * taken out unstarted. */
+static int kill_job(struct srv_state *st, const struct srv_req *h, int sock)
+{
+  struct srv_job **pp = &st->head;
+  if(st->cell && h->seq == st->seq) {
+    (void)kill(-st->cell, SIGKILL);
+    (void)kill(st->cell, SIGKILL);
+  }
+  while(*pp) {
+    struct srv_job *j = *pp;
+    if(h->all || j->h.seq == h->seq) {
+      struct srv_rep rep = no_run(j->h.seq, ECANCELED);
+      *pp = j->next;
+      job_free(j);
+      if(full_io(sock, &rep, sizeof(rep), 1))
+        return -1;
+      continue;
+    }
+    pp = &j->next;
+  }
+  st->tail = &st->head;
+  while(*st->tail)
+    st->tail = &(*st->tail)->next;
+  return 0;
+}
+
 /*
- * The server's loop: one cell at a time, from FORK to EXITED, then a
- * spare for the next.  Ends when the runner closes the socket or dies
- * (PR_SET_PDEATHSIG).
+ * The server's loop: a cell runs, from FORK to EXITED, while the next
+ * waits in the queue and the next child (the spare) waits for it.  Ends
+ * when the runner closes the socket or dies (PR_SET_PDEATHSIG).
  */
 static void server_main(int sock, pid_t runner, struct server_ctx *x)
 {
-  char *req = NULL;
-  size_t cap = 0;
-  pid_t cell = 0;
-  int cfd = -1, noted = 0;
-  uint64_t forked = 0;
+  struct srv_state st = { 0, 0, -1, -1, NULL, NULL };
 
+  st.tail = &st.head;
+  x->st = &st;
+  x->runner_sock = sock;
   /* the runner handles SIGINT/SIGTERM and ends the cells; the server
    * stays until the runner lets it go */
   signal(SIGINT, SIG_IGN);
@@ -496,89 +705,59 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
   (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
   if(getppid() != runner)
     _exit(0);
-  spare_start(x, sock);
+  (void)prctl(PR_SET_NAME, "strata-server");
+  x->self = getpid();
+  spare_start(x);
   for(;;) {
     struct pollfd p[2] = { { .fd = sock, .events = POLLIN },
-                           { .fd = cfd, .events = POLLIN } };
-    struct srv_req h;
+                           { .fd = st.cfd, .events = POLLIN } };
+    struct srv_job *j;
     struct srv_rep rep;
-    int wait_ms = -1, fd[2];
 
-    if(cell && !noted) {
-      uint64_t ms = (strata_now_ns() - forked) / 1000000;
-      wait_ms = ms >= START_NOTE_MS ? 0 : (int)(START_NOTE_MS - ms);
-    }
-    if(poll(p, cell ? 2 : 1, wait_ms) < 0 && errno != EINTR)
+    if(poll(p, st.cell ? 2 : 1, -1) < 0 && errno != EINTR)
       break;
-    memset(&rep, 0, sizeof(rep));
-    if(cell && (p[1].revents & (POLLIN | POLLHUP))) {
-      /* exited: end what it left in its group, then reap it */
-      rep.op = SRV_EXITED;
-      rep.pid = cell;
-      (void)kill(-cell, SIGKILL);
-      while(wait4(cell, &rep.status, 0, &rep.ru) < 0)
-        if(errno != EINTR) {
-          rep.err = errno;
-          break;
-        }
-      close(cfd);
-      cfd = -1;
-      cell = 0;
-      if(full_io(sock, &rep, sizeof(rep), 1))
+    if(st.cell && (p[1].revents & (POLLIN | POLLHUP))) {
+      if(reap_and_next(x, &st, sock))
         break;
       if(!x->spare)
-        spare_start(x, sock);
+        spare_start(x);
       continue;
-    }
-    if(cell && !noted && wait_ms == 0) {
-      rep.op = SRV_STARTED;
-      rep.pid = cell;
-      noted = 1;
-      if(full_io(sock, &rep, sizeof(rep), 1))
-        break;
     }
     if(!(p[0].revents & (POLLIN | POLLHUP)))
       continue;
-    if(srv_recv(sock, &h, fd))
+    j = calloc(1, sizeof(*j));
+    if(!j || srv_recv(sock, &j->h, j->fd)) {
+      free(j);
       break;
-    if(h.op == SRV_KILL) {
-      if(cell) {
-        (void)kill(-cell, SIGKILL);
-        (void)kill(cell, SIGKILL);
-      }
-      continue;
     }
-    if(h.op != SRV_FORK || cell || fd[0] < 0 ||
-       recv_req(sock, h.len, &req, &cap))
-      break;
-    cell = server_fork(x, &h, fd, req);
-    close(fd[0]);
-    if(fd[1] >= 0)
-      close(fd[1]);
-    if(cell > 0 && (cfd = pidfd_of(cell)) < 0) {
-      (void)kill(-cell, SIGKILL);
-      (void)kill(cell, SIGKILL);
-    }
-    if(cell <= 0 || cfd < 0) {
-      rep.op = SRV_EXITED;
-      rep.err = errno ? errno : EAGAIN;
-      if(cell > 0)
-        while(waitpid(cell, &rep.status, 0) < 0 && errno == EINTR)
-          ;
-      cell = 0;
-      if(full_io(sock, &rep, sizeof(rep), 1))
+    if(j->h.op == SRV_KILL) {
+      int e = kill_job(&st, &j->h, sock);
+      job_free(j);
+      if(e)
         break;
       continue;
     }
-    forked = strata_now_ns();
-    noted = 0;
+    if(j->h.op != SRV_FORK || j->fd[0] < 0 ||
+       recv_req(sock, j->h.len, &j->req, &(size_t){ 0 })) {
+      job_free(j);
+      break;
+    }
+    if(st.cell) {
+      *st.tail = j;
+      st.tail = &j->next;
+      continue;
+    }
+    start_job(x, &st, j, &rep);
+    if(full_io(sock, &rep, sizeof(rep), 1))
+      break;
     /* the next cell's child, forked while this one runs */
-    spare_start(x, sock);
+    if(!x->spare)
+      spare_start(x);
   }
   spare_drop(x);
-  if(cell) {
-    (void)kill(-cell, SIGKILL);
-    (void)kill(cell, SIGKILL);
+  if(st.cell) {
+    (void)kill(-st.cell, SIGKILL);
+    (void)kill(st.cell, SIGKILL);
   }
   _exit(0);
 }
@@ -613,7 +792,7 @@ struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
     return NULL;
   }
   if(s->pid == 0) {
-    struct server_ctx x = { prepare, idle, child, arg, 0, -1 };
+    struct server_ctx x = { prepare, idle, child, arg, 0, -1, 0, NULL, -1 };
     close(sv[0]);
     server_main(sv[1], me, &x);
   }
@@ -631,10 +810,12 @@ void isolate_server_stop(struct isolate_server *s)
     close(s->sock);   /* the server reads EOF and exits */
   while(waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
     ;
+  free(s->notes);
   free(s);
 }
 
-/* The server is gone (killed, crashed): later cells fork from here. */
+/* The server is gone (killed, crashed): later cells fork from here.  What
+ * it said before it went stays to be taken. */
 static void server_lost(struct isolate_server *s)
 {
   if(s->sock >= 0) {
@@ -652,6 +833,56 @@ pid_t isolate_server_pid(const struct isolate_server *s)
 int isolate_server_alive(const struct isolate_server *s)
 {
   return s && s->sock >= 0;
+}
+
+/* Read what the server has said, without blocking, into s->notes; -1
+ * once it is gone. */
+static int srv_pump(struct isolate_server *s)
+{
+  for(;;) {
+    size_t want;
+    ssize_t k = recv(s->sock, s->part + s->partlen,
+                     sizeof(s->part) - s->partlen, MSG_DONTWAIT);
+    if(k < 0 && errno == EINTR)
+      continue;
+    if(k < 0 && errno == EAGAIN)
+      return 0;
+    if(k <= 0)
+      return -1;
+    want = sizeof(s->part) - s->partlen;
+    s->partlen += (size_t)k;
+    while(s->partlen >= sizeof(struct srv_rep)) {
+      if(s->nnotes == s->capnotes) {
+        size_t c = s->capnotes ? s->capnotes * 2 : 4;
+        struct srv_rep *n = realloc(s->notes, c * sizeof(*n));
+        if(!n)
+          return -1;
+        s->notes = n;
+        s->capnotes = c;
+      }
+      memcpy(&s->notes[s->nnotes++], s->part, sizeof(struct srv_rep));
+      s->partlen -= sizeof(struct srv_rep);
+      memmove(s->part, s->part + sizeof(struct srv_rep), s->partlen);
+    }
+    if((size_t)k < want)
+      return 0;   /* all there was (a recv more would say EAGAIN) */
+  }
+}
+
+/* The oldest message about cell seq, taken out; 0 when there is none. */
+static int note_take(struct isolate_server *s, uint64_t seq,
+                     struct srv_rep *rep)
+{
+  size_t i;
+  for(i = 0; i < s->nnotes; i++)
+    if(s->notes[i].seq == seq) {
+      *rep = s->notes[i];
+      memmove(&s->notes[i], &s->notes[i + 1],
+              (s->nnotes - i - 1) * sizeof(*rep));
+      s->nnotes--;
+      return 1;
+    }
+  return 0;
 }
 
 static void usage_of(const struct rusage *ru, struct isolate_result *r)
@@ -690,11 +921,15 @@ static enum isolate_status classify(int st, const struct isolate_limits *lim,
  * What the wait loop waits on: the answer pipe and, for a child of this
  * process, its pidfd (and then wait4), for the server's child the
  * server's messages.  One poll of both; 1 once the child has exited (st,
- * ru), 0 not yet, -1 a system error, -2 the server is gone.
+ * ru), 0 not yet, -1 a system error, -2 the server is gone with the
+ * cell, -3 the server is gone and the cell never started.
  */
 struct waiter {
   struct cell *c;
   struct isolate_server *srv;   /* NULL: a child of this process */
+  uint64_t seq;                 /* srv: the cell's number */
+  uint64_t start;               /* when it started; 0: queued (srv) */
+  uint64_t end;                 /* when it was reaped */
   int killed;                   /* the kill was asked for */
 };
 
@@ -702,29 +937,33 @@ static int child_exited(struct waiter *w, int ready, int *st,
                         struct rusage *ru)
 {
   if(w->srv) {
+    struct isolate_server *s = w->srv;
     struct srv_rep rep;
-    if(!ready)
-      return 0;
-    if(full_io(w->srv->sock, &rep, sizeof(rep), 0)) {
-      server_lost(w->srv);
-      return -2;
+    if(ready && s->sock >= 0 && srv_pump(s) < 0)
+      server_lost(s);
+    while(note_take(s, w->seq, &rep)) {
+      if(rep.op == SRV_STARTED) {
+        w->start = rep.at_ns;
+        w->c->pid = rep.pid;
+        continue;
+      }
+      if(rep.err) {
+        errno = rep.err;
+        return -1;
+      }
+      *st = rep.status;
+      *ru = rep.ru;
+      w->end = rep.at_ns;
+      return 1;
     }
-    if(rep.pid > 0)
-      w->c->pid = rep.pid;
-    if(rep.op == SRV_STARTED)
-      return 0;
-    if(rep.err) {
-      errno = rep.err;
-      return -1;
-    }
-    *st = rep.status;
-    *ru = rep.ru;
-    return 1;
+    return s->sock >= 0 ? 0 : w->start ? -2 : -3;
   }
   for(;;) {
     pid_t k = wait4(w->c->pid, st, WNOHANG, ru);
-    if(k == w->c->pid)
+    if(k == w->c->pid) {
+      w->end = strata_now_ns();
       return 1;
+    }
     if(k == 0)
       return 0;
     if(errno != EINTR)
@@ -732,8 +971,9 @@ static int child_exited(struct waiter *w, int ready, int *st,
   }
 }
 
-/* End the child (and its group) now; the wait goes on until it exited. */
-static void kill_child(struct waiter *w)
+/* End the child (and its group) now; the wait goes on until it exited.
+ * all: a stop, and the server drops every cell queued too. */
+static void kill_child(struct waiter *w, int all)
 {
   if(w->killed)
     return;
@@ -742,6 +982,8 @@ static void kill_child(struct waiter *w)
     struct srv_req h;
     memset(&h, 0, sizeof(h));
     h.op = SRV_KILL;
+    h.seq = w->seq;
+    h.all = all;
     if(w->srv->sock >= 0 && srv_send(w->srv->sock, &h, NULL, NULL, 0))
       server_lost(w->srv);
     return;
@@ -872,9 +1114,18 @@ int isolate_ask(const char *q, size_t len, char **reply, size_t *rlen)
   return 0;
 }
 
-/* Wait for the cell's answer and exit under the deadline; classify. */
-static enum isolate_status wait_cell(struct waiter *w, uint64_t start,
-                                     double timeout_s,
+/*
+ * The answer pipe is read once the child has exited or, for a cell that
+ * runs longer than this, while it runs (an answer larger than the pipe
+ * holds waits for that).  A quick cell's answer is read with its exit:
+ * one wake-up of this process per cell, not one for its answer, one for
+ * its end of the pipe and one for its exit.
+ */
+#define ANSWER_READ_NS 2000000ull
+
+/* Wait for the cell's answer and exit under the deadline (counted from
+ * w->start, once the cell has started); classify. */
+static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
                                      const struct isolate_limits *lim,
                                      const struct isolate_hooks *hooks,
                                      struct asker *a,
@@ -884,7 +1135,7 @@ static enum isolate_status wait_cell(struct waiter *w, uint64_t start,
   int eof = 0, st = 0, rc = 0;
   int tick_ms = hooks && hooks->tick ? hooks->tick_ms : 0;
   size_t cap = 0;
-  uint64_t last_tick = start;
+  uint64_t last_tick = strata_now_ns();
   enum isolate_status why = ISOLATE_OK;   /* what the kill was for */
   struct rusage ru;
 
@@ -895,53 +1146,64 @@ static enum isolate_status wait_cell(struct waiter *w, uint64_t start,
   /* Until the child has exited and its answer is read (or EOF).  The
    * child may exit while something it started keeps the pipe open: its
    * exit, not EOF, ends the wait. */
-  while(!rc) {
+  for(;;) {
     struct pollfd p[3];
-    int np = 0, wait_ms = 100, ready = 0, k, ai = -1, wi = -1;
+    int np = 0, wait_ms = 100, ready = 0, k, ai = -1, wi = -1, ri = -1;
     uint64_t now = strata_now_ns();
-    double elapsed = (double)(now - start) / 1e9;
+    uint64_t ran = w->start && now > w->start ? now - w->start : 0;
+    double elapsed = (double)ran / 1e9;
 
+    /* what the server said already (read while waiting for another
+     * cell), or that it is gone */
+    if(w->srv && (rc = child_exited(w, 0, &st, &ru)))
+      break;
     if(!w->killed && strata_stop_flag)
-      why = ISOLATE_INTERRUPTED, kill_child(w);
-    if(!w->killed && timeout_s > 0 && elapsed >= timeout_s)
-      why = ISOLATE_TIMEOUT, kill_child(w);
+      why = ISOLATE_INTERRUPTED, kill_child(w, 1);
+    if(!w->killed && timeout_s > 0 && w->start && elapsed >= timeout_s)
+      why = ISOLATE_TIMEOUT, kill_child(w, 0);
     if(tick_ms > 0 && (now - last_tick) / 1000000 >= (uint64_t)tick_ms) {
       last_tick = now;
       hooks->tick(elapsed, hooks->arg);
     }
-    if(!w->killed && timeout_s > 0) {
+    if(!w->killed && timeout_s > 0 && w->start) {
       double left_ms = (timeout_s - elapsed) * 1e3 + 1;
       if(left_ms < wait_ms)
         wait_ms = (int)left_ms;
     }
-    if(!eof)
+    if(!eof && (w->killed || ran >= ANSWER_READ_NS)) {
+      ri = np;
       p[np++] = (struct pollfd){ .fd = c->rfd, .events = POLLIN };
+    }
+    else if(!eof && w->start) {
+      int ms = (int)((ANSWER_READ_NS - ran) / 1000000) + 1;
+      if(ms < wait_ms)
+        wait_ms = ms;
+    }
     if(a->fd >= 0 && !w->killed) {
       ai = np;
       p[np++] = (struct pollfd){ .fd = a->fd,
                                  .events = a->out ? POLLOUT : POLLIN };
     }
-    if(w->srv) {
+    if(w->srv && w->srv->sock >= 0) {
       wi = np;
       p[np++] = (struct pollfd){ .fd = w->srv->sock, .events = POLLIN };
     }
-    else if(c->pfd >= 0) {
+    else if(!w->srv && c->pfd >= 0) {
       wi = np;
       p[np++] = (struct pollfd){ .fd = c->pfd, .events = POLLIN };
     }
-    else if(eof)
+    else if(!w->srv && eof)
       wait_ms = 1;  /* no pidfd (kernel < 5.3): poll for the exit */
     k = np ? poll(p, (nfds_t)np, wait_ms) : poll(NULL, 0, wait_ms);
     if(k < 0 && errno != EINTR) {
       why = ISOLATE_SYSERR;
-      kill_child(w);
-      wait_ms = 1;
+      kill_child(w, 0);
     }
-    if(!eof) {
+    if(ri >= 0 && k > 0 && p[ri].revents) {
       int d = drain(c->rfd, r, &cap, lim);
       if(d < 0 && !w->killed) {
         why = r->limit ? ISOLATE_LIMIT : ISOLATE_SYSERR;
-        kill_child(w);
+        kill_child(w, 0);
       }
       eof = d != 0;
     }
@@ -949,11 +1211,15 @@ static enum isolate_status wait_cell(struct waiter *w, uint64_t start,
        ask_service(a, p[ai].revents, hooks, lim) < 0 && !w->killed) {
       why = ISOLATE_LIMIT;
       r->limit = ISOLATE_LIMIT_OUTPUT;
-      kill_child(w);
+      kill_child(w, 0);
     }
-    if(w->srv)
-      ready = k > 0 && wi >= 0 && (p[wi].revents & (POLLIN | POLLHUP));
-    rc = child_exited(w, w->srv ? ready : 1, &st, &ru);
+    ready = k > 0 && wi >= 0 && (p[wi].revents & (POLLIN | POLLHUP));
+    if((!w->srv || ready) && (rc = child_exited(w, 1, &st, &ru)))
+      break;
+  }
+  if(rc == -3) {
+    errno = ESRCH;   /* never started: the caller may run it elsewhere */
+    return r->status = ISOLATE_SYSERR;
   }
   if(rc == -2) {
     /* the server died with the cell: its exit status died too */
@@ -975,6 +1241,8 @@ static enum isolate_status wait_cell(struct waiter *w, uint64_t start,
   if(!w->srv)
     (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
   usage_of(&ru, r);
+  r->started_ns = w->start;
+  r->exited_ns = w->end;
   if(why != ISOLATE_OK)
     return r->status = why;
   return classify(st, lim, r);
@@ -1005,7 +1273,7 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
 {
   int fds[2], av[2];
   struct cell c = { 0, -1, -1 };
-  struct waiter w = { &c, NULL, 0 };
+  struct waiter w = { &c, NULL, 0, 0, 0, 0 };
   struct asker a = { -1, NULL, 0, 0, NULL, 0, 0 };
 
   memset(r, 0, sizeof(*r));
@@ -1017,6 +1285,7 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
     return r->status = ISOLATE_SYSERR;
   }
   fflush(NULL);
+  w.start = strata_now_ns();
   c.pid = fork();
   if(c.pid < 0) {
     close(fds[0]);
@@ -1029,6 +1298,7 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
     close(fds[0]);
     if(av[0] >= 0)
       close(av[0]);
+    child_setup();
     run_child(child, child_arg, fds[1], av[1], lim);
   }
   (void)setpgid(c.pid, c.pid);  /* both sides set it: no race on kill(-pid) */
@@ -1038,7 +1308,7 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
   c.rfd = fds[0];
   c.pfd = pidfd_of(c.pid);
   a.fd = av[0];
-  wait_cell(&w, strata_now_ns(), timeout_s, lim, hooks, &a, r);
+  wait_cell(&w, timeout_s, lim, hooks, &a, r);
   close(c.rfd);
   if(c.pfd >= 0)
     close(c.pfd);
@@ -1051,7 +1321,7 @@ struct isolate_pending {
   struct isolate_server *s;
   int rfd;          /* the answer pipe's read end */
   int afd;          /* the ask socket's parent end, or -1 */
-  uint64_t start;   /* when it was sent: its deadline counts from here */
+  uint64_t seq;     /* its number at the server */
 };
 
 struct isolate_pending *isolate_server_send(struct isolate_server *s,
@@ -1085,9 +1355,9 @@ struct isolate_pending *isolate_server_send(struct isolate_server *s,
   if(lim)
     h.lim = *lim;
   h.len = (uint32_t)len;
+  h.seq = ++s->seq;
   pass[0] = fds[1];
   pass[1] = av[1];
-  p->start = strata_now_ns();
   if(srv_send(s->sock, &h, pass, req, len)) {
     /* the server was gone before it had the whole request: it forked
      * nothing */
@@ -1108,6 +1378,7 @@ struct isolate_pending *isolate_server_send(struct isolate_server *s,
   p->s = s;
   p->rfd = fds[0];
   p->afd = av[0];
+  p->seq = h.seq;
   return p;
 }
 
@@ -1118,14 +1389,14 @@ enum isolate_status isolate_server_wait(struct isolate_pending *p,
                                         struct isolate_result *r)
 {
   struct cell c = { 0, p->rfd, -1 };
-  struct waiter w = { &c, p->s, 0 };
+  struct waiter w = { &c, p->s, p->seq, 0, 0, 0 };
   struct asker a = { p->afd, NULL, 0, 0, NULL, 0, 0 };
 
   memset(r, 0, sizeof(*r));
-  /* the server gone after the request: the cell may have run (and may
+  /* the server gone after the cell started: it may have run (and may
    * still): it is this cell's crash (wait_cell says lost), never run a
-   * second time */
-  wait_cell(&w, p->start, timeout_s, lim, hooks, &a, r);
+   * second time; gone before: ESRCH, nothing ran */
+  wait_cell(&w, timeout_s, lim, hooks, &a, r);
   close(p->rfd);
   asker_end(&a, p->afd);
   free(p);
@@ -1144,8 +1415,8 @@ void isolate_server_drop(struct isolate_pending *p)
 {
   struct isolate_result r;
   struct cell c = { 0, p->rfd, -1 };
-  struct waiter w = { &c, p->s, 0 };
-  kill_child(&w);   /* then the wait reads its exit */
+  struct waiter w = { &c, p->s, p->seq, 0, 0, 0 };
+  kill_child(&w, 0);   /* then the wait reads its exit */
   isolate_server_wait(p, 0, NULL, NULL, &r);
   free(r.payload);
 }

@@ -55,6 +55,8 @@ struct isolate_result {
   double cpu_s;        /* CPU time the child used (user + system) */
   long maxrss_kib;     /* its peak resident set */
   int lost;            /* its fork server died with it: exit status unknown */
+  uint64_t started_ns; /* when it started (strata_now_ns), or 0 */
+  uint64_t exited_ns;  /* when it was reaped, or 0 */
 };
 
 /* Called in the child: write the answer to fd; return the exit code.  An

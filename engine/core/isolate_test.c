@@ -2,6 +2,7 @@
  * isolate_test.c - core/isolate.c without Lua: answers, limits, and the
  * wait for the child's exit (ctest isolate_test, label unit).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -145,6 +146,7 @@ static void ask_tests(struct isolate_server *s)
 }
 
 static char last_req[64];
+static size_t last_len;
 
 static void count(const char *req, size_t len,
                   const struct isolate_limits *lim, int in_child, void *arg)
@@ -153,7 +155,20 @@ static void count(const char *req, size_t len,
   (void)arg;
   (void)in_child;   /* counted in the child and in the server alike */
   prepared++;
+  last_len = len;
   snprintf(last_req, sizeof(last_req), "%.*s", (int)len, req);
+}
+
+static int write_all_test(int fd, const char *p, size_t n)
+{
+  while(n) {
+    ssize_t k = write(fd, p, n);
+    if(k <= 0)
+      return 1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
 }
 
 static int echo(int fd, void *arg)
@@ -175,6 +190,31 @@ static int echo(int fd, void *arg)
     return asker(fd, arg);
   if(!strcmp(last_req, "half"))
     return half_asker(fd, arg);
+  if(!strcmp(last_req, "big")) {
+    /* more than a pipe holds, at once: read while it runs */
+    static char buf[1 << 20];
+    memset(buf, 'y', sizeof(buf));
+    buf[0] = 'R';
+    return write_all_test(fd, buf, sizeof(buf));
+  }
+  if(last_req[0] == 'L') {   /* a long request: how long it came */
+    n = snprintf(b, sizeof(b), "R%zu", last_len);
+    return write(fd, b, (size_t)n) == n ? 0 : 1;
+  }
+  if(!strcmp(last_req, "fds")) {   /* how many fds it was born with */
+    DIR *d = opendir("/proc/self/fd");
+    int k = -1;   /* (the directory's own) */
+    while(d && readdir(d))
+      k++;
+    if(d)
+      closedir(d);
+    n = snprintf(b, sizeof(b), "R%d", k - 2);   /* ("." and "..") */
+    return write(fd, b, (size_t)n) == n ? 0 : 1;
+  }
+  if(!strcmp(last_req, "nap")) {
+    struct timespec ts = { 0, 300000000 };
+    nanosleep(&ts, NULL);
+  }
   n = snprintf(b, sizeof(b), "R%d:%s:%d", prepared, last_req, (int)getpgid(0) == (int)getpid());
   return write(fd, b, (size_t)n) == n ? 0 : 1;
 }
@@ -243,6 +283,123 @@ static void server_tests(void)
   isolate_server_stop(s);
 }
 
+/* What prepare counted for the cell that answered b ("R<count>:<req>:1"). */
+static int count_of(const struct isolate_result *r)
+{
+  return r->payload && r->payload[0] == 'R' ? atoi(r->payload + 1) : -1;
+}
+
+/*
+ * Cells sent while one runs wait at the server and start, in the order
+ * sent, the moment it has exited; a cell's deadline counts from its
+ * start; one taken out of the queue (drop, a stop) never starts.
+ */
+static void queue_tests(void)
+{
+  struct isolate_result r;
+  struct isolate_pending *a, *b;
+  struct isolate_server *s = isolate_server_start(count, NULL, echo, NULL);
+  uint64_t t0 = strata_now_ns();
+
+  CHECK(s != NULL);
+  /* queued behind a 300 ms cell, with a 200 ms deadline: not a timeout */
+  a = isolate_server_send(s, "nap", 3, NULL, 0);
+  b = isolate_server_send(s, "b", 1, NULL, 0);
+  CHECK(a && b);
+  CHECK(isolate_server_wait(a, 5, NULL, NULL, &r) == ISOLATE_OK);
+  CHECK(count_of(&r) == 1 && r.started_ns >= t0);
+  free(r.payload);
+  CHECK(isolate_server_wait(b, 0.2, NULL, NULL, &r) == ISOLATE_OK);
+  CHECK(count_of(&r) == 2 && r.payload && strstr(r.payload, ":b:"));
+  CHECK(r.started_ns >= t0 + 250000000ull);   /* after the nap, not at send */
+  free(r.payload);
+
+  /* waited for out of order: each gets its own answer */
+  a = isolate_server_send(s, "x", 1, NULL, 0);
+  b = isolate_server_send(s, "y", 1, NULL, 0);
+  CHECK(isolate_server_wait(b, 5, NULL, NULL, &r) == ISOLATE_OK);
+  CHECK(count_of(&r) == 4 && strstr(r.payload, ":y:"));
+  free(r.payload);
+  CHECK(isolate_server_wait(a, 5, NULL, NULL, &r) == ISOLATE_OK);
+  CHECK(count_of(&r) == 3 && strstr(r.payload, ":x:"));
+  free(r.payload);
+
+  /* dropped while queued: never prepared, never run */
+  a = isolate_server_send(s, "nap", 3, NULL, 0);
+  b = isolate_server_send(s, "z", 1, NULL, 0);
+  isolate_server_drop(b);
+  CHECK(isolate_server_wait(a, 5, NULL, NULL, &r) == ISOLATE_OK);
+  CHECK(count_of(&r) == 5);
+  free(r.payload);
+  CHECK(isolate_server_run(s, "w", 1, 5, NULL, NULL, &r) == ISOLATE_OK);
+  CHECK(count_of(&r) == 6);
+  free(r.payload);
+
+  /* a stop ends the running cell and the queued one with it */
+  a = isolate_server_send(s, "spin", 4, NULL, 0);
+  b = isolate_server_send(s, "q", 1, NULL, 0);
+  strata_stop_flag = 1;
+  CHECK(isolate_server_wait(a, 5, NULL, NULL, &r) == ISOLATE_INTERRUPTED);
+  free(r.payload);
+  strata_stop_flag = 0;
+  errno = 0;
+  CHECK(isolate_server_wait(b, 5, NULL, NULL, &r) == ISOLATE_SYSERR);
+  CHECK(errno == ECANCELED);
+  CHECK(isolate_server_run(s, "w", 1, 5, NULL, NULL, &r) == ISOLATE_OK);
+  CHECK(count_of(&r) == 8);   /* spin was 7; q never came */
+  free(r.payload);
+
+  /* a cell queued behind another holds its own fds, none of the
+   * other's (the running cell's pidfd and ask socket end) */
+  {
+    char alone[32];
+    struct isolate_hooks hk = { NULL, 0, ask_hook, NULL };
+    CHECK(isolate_server_run(s, "fds", 3, 5, NULL, &hk, &r) == ISOLATE_OK);
+    snprintf(alone, sizeof(alone), "%s", r.payload ? r.payload : "");
+    free(r.payload);
+    a = isolate_server_send(s, "nap", 3, NULL, 1);
+    b = isolate_server_send(s, "fds", 3, NULL, 1);
+    CHECK(isolate_server_wait(a, 5, NULL, &hk, &r) == ISOLATE_OK);
+    free(r.payload);
+    CHECK(isolate_server_wait(b, 5, NULL, &hk, &r) == ISOLATE_OK);
+    CHECK(r.payload && !strcmp(r.payload, alone));
+    if(r.payload && strcmp(r.payload, alone))
+      printf("fds alone %s, queued %s\n", alone, r.payload);
+    free(r.payload);
+  }
+
+  /* a request longer than a spare's first read */
+  {
+    static char lreq[10000];
+    memset(lreq, 'L', sizeof(lreq));
+    CHECK(isolate_server_run(s, lreq, sizeof(lreq), 5, NULL, NULL, &r) == ISOLATE_OK);
+    CHECK(r.payload && !strcmp(r.payload, "R10000"));
+    free(r.payload);
+    CHECK(isolate_server_run(s, lreq, 4095, 5, NULL, NULL, &r) == ISOLATE_OK);
+    CHECK(r.payload && !strcmp(r.payload, "R4095"));
+    free(r.payload);
+  }
+
+  /* an answer larger than the pipe, written at once */
+  CHECK(isolate_server_run(s, "big", 3, 5, NULL, NULL, &r) == ISOLATE_OK);
+  CHECK(r.len == 1u << 20 && r.payload[0] == 'R' && r.payload[r.len - 1] == 'y');
+  free(r.payload);
+
+  /* the server killed with a cell running and one queued: the running
+   * one is lost, the queued one never started (ESRCH: run it elsewhere) */
+  a = isolate_server_send(s, "nap", 3, NULL, 0);
+  b = isolate_server_send(s, "k", 1, NULL, 0);
+  nanosleep(&(struct timespec){ 0, 50000000 }, NULL);   /* the nap began */
+  CHECK(kill(isolate_server_pid(s), SIGKILL) == 0);
+  CHECK(isolate_server_wait(a, 5, NULL, NULL, &r) == ISOLATE_CRASHED);
+  CHECK(r.lost);
+  free(r.payload);
+  errno = 0;
+  CHECK(isolate_server_wait(b, 5, NULL, NULL, &r) == ISOLATE_SYSERR);
+  CHECK(errno == ESRCH);
+  isolate_server_stop(s);
+}
+
 int main(void)
 {
   struct isolate_result r;
@@ -293,6 +450,7 @@ int main(void)
 
   ask_tests(NULL);
   server_tests();
+  queue_tests();
 
   return check_result("isolate_test");
 }

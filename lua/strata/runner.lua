@@ -433,15 +433,15 @@ function M.run(order, opts)
     end
     local iso = { timeout = t.timeout, tick = tick, tick_ms = 500,
                   limits = limits, ask = ask }
-    -- With the fork server, the next cell of the test is sent as soon as
-    -- this one has answered, and runs while this one is judged and
-    -- journaled: nothing it is sent depends on this one's result, and its
+    -- With the fork server, the next cell of the test is sent before this
+    -- one is waited for: the server holds it and starts it the moment
+    -- this one has exited, while this process judges and journals this
+    -- one.  Nothing it is sent depends on this one's result, and its
     -- t.result questions are answered only once it is waited for, after
-    -- this one is kept.  Its deadline and duration count from its send.
+    -- this one is kept.  Its deadline and duration count from its start.
     local list = gate and {} or cells
     local function send(ci)
-      return { cell = server:send(request(i, t, list[ci]), iso),
-               started = core.utc(), c0 = core.now() }
+      return server:send(request(i, t, list[ci]), iso)
     end
     local nxt = server and list[1] and send(1)
     for ci, cell in ipairs(list) do
@@ -450,11 +450,11 @@ function M.run(order, opts)
       local st, payload, limit, duration
       if server then
         local this = nxt
-        started, c0 = this.started, this.c0
-        st, payload, limit = this.cell:wait(iso)
-        duration = core.now() - c0
-        nxt = list[ci + 1] and st ~= "interrupted"
-          and send(ci + 1) or nil
+        nxt = list[ci + 1] and not core.stopping() and send(ci + 1) or nil
+        st, payload, limit = this:wait(iso)
+        local t0, t1 = this:times()
+        duration = t0 and (t1 or core.now()) - t0 or 0
+        started = core.utc(core.time() - (core.now() - (t0 or core.now())))
       else
         st, payload, limit = core.isolate(function()
           return run_cell(t, cell, env)
@@ -491,7 +491,7 @@ function M.run(order, opts)
              notes = notes, series = out.series, metrics = metrics,
              checks = checks or {} }
       if interrupted then
-        if nxt then nxt.cell:drop() end
+        if nxt then nxt:drop() end
         break
       end
     end

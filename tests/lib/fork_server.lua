@@ -7,11 +7,13 @@ local core = require "strata.core"
 local check = h.check
 
 local state = "at start"
-local server = core.fork_server(nil, function(req)
+local function cell(req)
   if req == "sleep" then core.sleep(5) end
+  if req == "nap" then core.sleep(0.3) end
   if req == "ask" then return "asked: " .. core.ask("what") end
   return "echo " .. req
-end)
+end
+local server = core.fork_server(nil, cell)
 local ask = function(q) return q .. " = " .. state end
 
 -- send, then the parent works, then wait: the answer, and the question
@@ -29,6 +31,33 @@ local t0 = core.now()
 st = c:wait({ timeout = 0.8 })
 check(st == "timeout", "%s", st)
 check(core.now() - t0 < 0.6, "waited %.2f s after the send's 0.5 s", core.now() - t0)
+
+-- sent while another runs: queued at the server, started as that one
+-- exits, its deadline counted from its start
+local a = server:send("nap")
+local b = server:send("b", { timeout = 0.2 })
+check(a:times() == nil, "started before its wait")
+st, out = a:wait()
+check(st == "ok" and out == "echo nap", "%s %s", st, tostring(out))
+st, out = b:wait({ timeout = 0.2 })
+check(st == "ok" and out == "echo b", "%s %s", st, tostring(out))
+local a0, a1 = a:times()
+local b0, b1 = b:times()
+check(b0 >= a0 + 0.25 and b0 >= a1 and b1 >= b0, "a %.3f-%.3f, b %.3f-%.3f", a0, a1, b0, b1)
+check(a1 - a0 >= 0.29 and a1 - a0 < 1, "a ran %.3f s", a1 - a0)
+
+-- the server killed with one cell running and one queued: the running
+-- one's end is not known, the queued one runs forked from here
+local s3 = core.fork_server(nil, cell)
+a = s3:send("nap")
+b = s3:send("k")
+core.sleep(0.05)
+os.execute("kill -9 " .. s3:pid())
+st, out = a:wait()
+check(st == "crashed" and tostring(out):find("fork server died", 1, true), "%s %s", st, tostring(out))
+st, out = b:wait()
+check(st == "ok" and out == "echo k", "%s %s", st, tostring(out))
+s3:close()
 
 -- drop: the cell killed unread, the server goes on
 c = server:send("sleep")

@@ -144,6 +144,35 @@ test {
                          {"cell": 0, "server": 0, "runner": 0, "linked": 1,
                           "yaml": 1})
 
+    def test_cells_are_named(self):
+        # ps and top tell the fork server and its cells from the runner
+        # (prctl PR_SET_NAME: /proc/PID/comm)
+        spec = self.path("names.lua")
+        with open(spec, "w") as f:
+            f.write('''
+local function comm(pid)
+  local f = assert(io.open("/proc/" .. pid .. "/comm"))
+  local c = f:read("l")
+  f:close()
+  return c
+end
+test {
+  id = "N1", layer = "host", title = "names", matrix = { i = { 1, 2, 3 } },
+  run = function()
+    local f = assert(io.open("/proc/self/stat"))
+    local ppid = f:read("a"):match("^%d+ %b() %S (%d+)")
+    f:close()
+    return { cell = comm("self") == "strata-cell" and 1 or 0,
+             server = comm(ppid) == "strata-server" and 1 or 0 }
+  end,
+}
+''')
+        p = strata("run", spec, "-o", self.path("n.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        res = results(journal(self.path("n.jsonl")))
+        self.assertEqual([r["metrics"] for r in res["N1"]],
+                         [{"cell": 1, "server": 1}] * 3)
+
     def test_only_pulls_needs(self):
         p = strata("run", os.path.join(FIX, "ladder.lua"), "--site",
                    os.path.join(FIX, "site.yaml"), "-o", self.path("o.xlsx"),
