@@ -35,20 +35,32 @@ while read -r soname path; do
   fi
 done
 # Libraries strata opens at run time (engine/core/lazylib.h): not in its
-# ldd, placed by the same rule (liburing is bundled, the rest the node's);
-# dlopen finds them through the binary's rpath as ld.so does.
-for soname in libcurl.so.4 libibverbs.so.1 liburing.so.2 libcrypto.so.3; do
-  grep -Eq "^(system  |bundled )$soname( |\$)" "$stage/lib/.list" && continue
-  path=$(/sbin/ldconfig -p | awk -v n="$soname" '$1 == n && /x86-64/ { print $NF; exit }')
-  if printf '%s\n' "$soname" | grep -Eq "$system"; then
-    echo "system  $soname (opened at run time)" >> "$stage/lib/.list"
-  elif [ -n "$path" ]; then
-    cp -L "$path" "$stage/lib/$soname"
-    echo "bundled $soname ($(basename "$(readlink -f "$path")"), opened at run time)" >> "$stage/lib/.list"
+# ldd, placed by the same rule (liburing, libxlsxwriter and libyaml are
+# bundled, with what they need that the node lacks: libxlsxwriter's
+# libminizip; the rest are the node's); dlopen finds them through the
+# binary's rpath as ld.so does, and their own dependencies through it too
+# (DT_RPATH, CMakeLists.txt).
+place_lazy() {  # SONAME PATH WHY
+  grep -Eq "^(system  |bundled )$1( |\$)" "$stage/lib/.list" && return 0
+  if printf '%s\n' "$1" | grep -Eq "$system"; then
+    echo "system  $1 ($3)" >> "$stage/lib/.list"
+  elif [ -n "$2" ]; then
+    cp -L "$2" "$stage/lib/$1"
+    echo "bundled $1 ($(basename "$(readlink -f "$2")"), $3)" >> "$stage/lib/.list"
   else
-    echo "bundle.sh: $soname (opened at run time) not found here" >&2
+    echo "bundle.sh: $1 ($3) not found here" >&2
     exit 1
   fi
+}
+for soname in libcurl.so.4 libibverbs.so.1 liburing.so.2 libcrypto.so.3 \
+              libxlsxwriter.so.4 libyaml-0.so.2; do
+  path=$(/sbin/ldconfig -p | awk -v n="$soname" '$1 == n && /x86-64/ { print $NF; exit }')
+  place_lazy "$soname" "$path" "opened at run time"
+  grep -q "^bundled $soname " "$stage/lib/.list" || continue
+  deps=$(ldd "$path" | awk '$2 == "=>" && $3 ~ /^\// { print $1 "=" $3 }')
+  for d in $deps; do
+    place_lazy "${d%%=*}" "${d#*=}" "needed by $soname"
+  done
 done
 if ldd "$bin" | grep -q "not found"; then
   echo "bundle.sh: $bin has unresolved libraries here:" >&2

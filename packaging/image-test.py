@@ -89,6 +89,20 @@ with tempfile.TemporaryDirectory() as tmp:
     r = subprocess.run(pre + [argv[0], "lua", "/tmp/curl.lua"], env=env, capture_output=True, text=True)
     check(re.match(r"libcurl \d+\.\d+", r.stdout) is not None,
           "libcurl loads inside the image: " + r.stdout + r.stderr[-1000:])
+    # libxlsxwriter and libyaml are opened at run time too: a workbook is
+    # written and YAML read inside the image, where only the bundle's
+    # copies are (strata/lib/, with libxlsxwriter's libminizip)
+    with open(os.path.join(root, "tmp/xlsx.lua"), "w") as f:
+        f.write('local wb = require("strata.report").workbook("/tmp/x.xlsx")\n'
+                'wb:worksheet("x"):write(0, 0, "x") wb:close()\n'
+                'print(require("strata.yaml").load("a: 1\\n").a)\n')
+    r = subprocess.run(pre + [argv[0], "lua", "/tmp/xlsx.lua"], env=env, capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout == "1\n" and os.path.getsize(root + "/tmp/x.xlsx") > 0,
+          "a workbook written and YAML read inside the image: " + r.stdout + r.stderr[-1000:])
+    for lib in ("libxlsxwriter.so", "libminizip.so", "libyaml-0.so"):
+        where = sorted(n for n in names if os.path.basename(n).startswith(lib))
+        check(where and all(n.startswith("strata/lib/") for n in where),
+              "%s only in the bundle's lib/: %s" % (lib, where))
     r = subprocess.run(pre + [argv[0], "k8s", "render", "--site", "/strata/specs/site.example.yaml",
                               "-o", "/tmp/k8s"], env=env, capture_output=True, text=True)
     check(r.returncode == 0 and os.path.exists(root + "/tmp/k8s/10-configmap-grafana.yaml"),

@@ -13,8 +13,9 @@ The root file system: /strata (the bundle: bin/strata, lib/, lua/,
 specs/) plus packaging/grafana, the shared libraries the bundle leaves to
 the node (glibc, OpenSSL, rdma-core ... as ldd resolves them here, at
 their paths, with the dynamic loader), rdma-core's provider libraries,
-libcurl.so.4, libibverbs.so.1, liburing.so.2 and libcrypto.so.3 with
-their libraries (strata opens them at run time), /etc/libibverbs.d (verbs devices inside the pod), the CA
+libcurl.so.4, libibverbs.so.1 and libcrypto.so.3 with their libraries and
+those of the bundle's liburing.so.2, libxlsxwriter.so.4 and libyaml-0.so.2
+(strata opens them at run time), /etc/libibverbs.d (verbs devices inside the pod), the CA
 bundle, and an empty /tmp.  No shell and no package manager: the
 entrypoint is /strata/bin/strata itself.  Reproducible: sorted entries,
 mtime SOURCE_DATE_EPOCH (default 0), uid/gid 0.
@@ -82,14 +83,19 @@ def main():
         providers = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libibverbs/*.so"))
         # opened at run time (engine/core/lazylib.h), not in ldd: libcurl,
         # libibverbs (also the providers' own dependency, with libnl),
-        # liburing, libcrypto
-        for lazy in ("libcurl.so.4", "libibverbs.so.1", "liburing.so.2", "libcrypto.so.3"):
-            providers.append("/usr/lib/x86_64-linux-gnu/" + lazy)
+        # liburing, libcrypto, libxlsxwriter (with libminizip, libz and
+        # libcrypto), libyaml; the bundle's copy where it has one
+        for lazy in ("libcurl.so.4", "libibverbs.so.1", "liburing.so.2", "libcrypto.so.3",
+                     "libxlsxwriter.so.4", "libyaml-0.so.2"):
+            providers.append(top + "/lib/" + lazy if lazy in bundled
+                             else "/usr/lib/x86_64-linux-gnu/" + lazy)
         for p in providers:
             need.append(p)
             need.extend(ldd(p))
         for lib in need:
-            if os.path.basename(lib) in bundled and lib.startswith(tmp):
+            # a bundled library serves from strata/lib/ (the binary's
+            # DT_RPATH serves the libraries it opens too)
+            if os.path.basename(lib) in bundled:
                 continue
             if lib.startswith(tmp):
                 continue

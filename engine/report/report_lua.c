@@ -27,6 +27,7 @@
 #include "report_lua.h"
 #include "strata.h"
 #include "report.h"
+#include "xlsx_load.h"
 
 /* --- workbook ---------------------------------------------------------- */
 
@@ -64,6 +65,9 @@ static int l_workbook(lua_State *L)
   b->wb = NULL;
   luaL_setmetatable(L, BOOK_MT);
   b->wb = workbook_new_opt(path, &opt);
+  if(!b->wb && xlsx_load() != 0)  /* loaded on first use: xlsx_load.c */
+    return luaL_error(L, "report.workbook: %s: cannot write the workbook: "
+                      "%s", path, xlsx_load_error());
   if(!b->wb)
     return luaL_error(L, "report.workbook: %s: cannot create the workbook "
                       "(out of memory or bad tmpdir)", path);
@@ -328,9 +332,11 @@ static int l_sheet_name_clean(lua_State *L)
   return 1;
 }
 
-/* xl.version() -> libxlsxwriter's version string */
+/* xl.version() -> libxlsxwriter's version string (loads it) */
 static int l_version(lua_State *L)
 {
+  if(xlsx_load() != 0)
+    return luaL_error(L, "report.version: %s", xlsx_load_error());
   lua_pushstring(L, lxw_version());
   return 1;
 }

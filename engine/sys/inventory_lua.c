@@ -588,7 +588,8 @@ static void libraries_part(lua_State *L)
     if(cv->ssl_version)
       strata_set_str(L, "tls", cv->ssl_version);
   }
-  strata_set_str(L, "libyaml", yaml_get_version_string());
+  if(yaml_get_version_string())  /* NULL: libyaml not there (yaml_load.c) */
+    strata_set_str(L, "libyaml", yaml_get_version_string());
   strata_set_str(L, "libxlsxwriter", LXW_VERSION);
   lua_setfield(L, -2, "libraries");
 }

@@ -31,6 +31,7 @@
 #include <yaml.h>
 
 #include "strata.h"
+#include "yaml_load.h"
 
 #define YAML_MAX_NODES 100000  /* nodes of the tree, aliases expanded */
 #define YAML_MAX_DEPTH 64      /* nesting, aliases expanded */
@@ -345,7 +346,8 @@ static int load(lua_State *L, const char *name, FILE *f, const char *text,
   lua_setmetatable(L, -2);
   lua_toclose(L, -1);
   if(!yaml_parser_initialize(&box->parser))
-    return luaL_error(L, "%s: cannot initialise the YAML parser", name);
+    return luaL_error(L, "%s: cannot initialise the YAML parser%s%s", name,
+                      yaml_load() ? ": " : "", yaml_load_error());
   box->live = 1;
   ld.box = box;
   if(f)

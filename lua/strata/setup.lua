@@ -16,6 +16,31 @@ local function relative(path)
   return path
 end
 
+-- Each file's SHA-256 ("" when it cannot be read).
+local function sha256s(files)
+  local sums = {}
+  for i, f in ipairs(files) do
+    local h = io.open(f.path, "rb")
+    sums[i] = h and core.sha256(h:read("a")) or ""
+    if h then h:close() end
+  end
+  return sums
+end
+
+-- The same, taken in a child process: libcrypto is loaded on first use
+-- (engine/core/crypto_load.c), and loaded here it would be mapped in the
+-- runner, so in the fork server and every cell it forks (docs/internals.md,
+-- "How a test runs").  In this process only if that child failed.
+local function file_sums(files)
+  local st, out = core.isolate(function()
+    return table.concat(sha256s(files), "\n")
+  end, { timeout = 60 })
+  if st ~= "ok" then return sha256s(files) end
+  local sums = {}
+  for sum in (out .. "\n"):gmatch("([^\n]*)\n") do sums[#sums + 1] = sum end
+  return sums
+end
+
 local function default_thresholds(paths)
   for _, p in ipairs(paths) do
     local dir = core.stat(p) == "dir" and p or (p:match("^(.*)/[^/]*$") or ".")
@@ -117,12 +142,9 @@ function M.load(opts)
     sets[#sets + 1] = set
   end
   s.criteria = thresholds.resolve(tests, by_id, file_crit, sets)
-  for _, f in ipairs(s.files) do
-    local h = io.open(f.path, "rb")
-    if h then
-      f.sha256 = core.sha256(h:read("a"))
-      h:close()
-    end
+  local sums = file_sums(s.files)
+  for i, f in ipairs(s.files) do
+    if sums[i] ~= "" then f.sha256 = sums[i] end
   end
   return s
 end

@@ -80,16 +80,22 @@ class Verdicts(Tmp):
         # yet the inventory (taken in a child of its own) names its version.
         # So are libibverbs (with its libnl-3, libnl-route-3) and liburing
         # (engine/verbs/verbs_load.c, engine/storage/uring_load.c) with the
-        # verbs and storage families loaded.  (libcrypto is loaded on first
-        # use too, engine/core/crypto_load.c, but Debian's libxlsxwriter
-        # needs it: still mapped, docs/internals.md.)
+        # verbs and storage families loaded; so are libxlsxwriter (with its
+        # libminizip, libz and libcrypto: engine/report/xlsx_load.c,
+        # engine/core/crypto_load.c), which only the runner needs, after
+        # the cells, and libyaml (engine/yaml/yaml_load.c) in a run that
+        # reads no YAML, with the report and yaml families loaded.  A run
+        # that reads a site file loads libyaml before the fork server: its
+        # cells map that one too, and nothing else.
         spec = self.path("curl.lua")
         with open(spec, "w") as f:
             f.write('''
 local s3, counters, k8s = require "strata.s3", require "strata.counters", require "strata.k8s"
 local verbs, storage = require "strata.verbs", require "strata.storage"
+local report, yaml = require "strata.report", require "strata.yaml"
 local LAZY = { "libcurl.so", "libibverbs.so", "libnl-3.so", "libnl-route-3.so",
-               "liburing.so" }
+               "liburing.so", "libxlsxwriter.so", "libminizip.so", "libz.so",
+               "libcrypto.so" }
 local function curl_in(pid)   -- how many of LAZY the process maps
   local f = assert(io.open("/proc/" .. pid .. "/maps"))
   local maps = f:read("a")
@@ -111,10 +117,12 @@ test {
     local runner = f:read("a"):match("^%d+ %b() %S (%d+)")
     f:close()
     f = assert(io.open("/proc/self/maps"))
-    local linked = f:read("a"):find("/libyaml-0.so", 1, true) and 1 or 0
+    local maps = f:read("a")
     f:close()
     return { cell = curl_in("self"), server = curl_in(ppid),
-             runner = curl_in(runner), linked = linked }
+             runner = curl_in(runner),
+             linked = maps:find("/libm.so", 1, true) and 1 or 0,
+             yaml = maps:find("/libyaml-0.so", 1, true) and 1 or 0 }
   end,
 }
 ''')
@@ -124,9 +132,17 @@ test {
         res = results(recs)
         # linked: a library the binary does link is seen in the same maps
         self.assertEqual(res["C1"][0]["metrics"],
-                         {"cell": 0, "server": 0, "runner": 0, "linked": 1})
+                         {"cell": 0, "server": 0, "runner": 0, "linked": 1,
+                          "yaml": 0})
         inv = [r for r in recs if r["type"] == "inventory"][0]["data"]
         self.assertRegex(inv["libraries"]["libcurl"], r"^\d+\.\d+")
+        self.assertRegex(inv["libraries"]["libyaml"], r"^0\.\d+")
+        p = strata("run", spec, "--site", os.path.join(FIX, "site.yaml"),
+                   "-o", self.path("y.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(results(journal(self.path("y.jsonl")))["C1"][0]["metrics"],
+                         {"cell": 0, "server": 0, "runner": 0, "linked": 1,
+                          "yaml": 1})
 
     def test_cells_are_named(self):
         # ps and top tell the fork server and its cells from the runner
