@@ -47,20 +47,7 @@ static int ready(void)
   return lazylib_ready(&lib);
 }
 
-int crypto_load(void)
-{
-  return ready() ? 0 : -1;
-}
-
-const char *crypto_load_error(void)
-{
-  return ready() ? "" : lib.why;
-}
-
-int crypto_loaded(void)
-{
-  return lazylib_mapped(STRATA_LIBCRYPTO_SONAME);
-}
+LAZYLIB_ENTRY_POINTS(crypto, lib)
 
 int EVP_Digest(const void *data, size_t count, unsigned char *md,
                unsigned int *size, const EVP_MD *type, ENGINE *impl)

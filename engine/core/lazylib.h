@@ -40,4 +40,13 @@ int lazylib_ready(struct lazylib *l);
 /* 1 when this process has soname mapped (without loading it). */
 int lazylib_mapped(const char *soname);
 
+/* What every loader gives its callers, over its struct lazylib and its
+ * own ready() (lazylib_ready, and what a failure means to its callers):
+ * prefix_load() (0, or -1 and prefix_load_error() says why) and
+ * prefix_loaded() (mapped in this process, without loading it). */
+#define LAZYLIB_ENTRY_POINTS(prefix, lib)                                 \
+  int prefix##_load(void) { return ready() ? 0 : -1; }                    \
+  const char *prefix##_load_error(void) { return ready() ? "" : (lib).why; } \
+  int prefix##_loaded(void) { return lazylib_mapped((lib).soname); }
+
 #endif

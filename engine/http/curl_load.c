@@ -92,20 +92,7 @@ static int ready(void)
   return lazylib_ready(&lib);
 }
 
-int curl_load(void)
-{
-  return ready() ? 0 : -1;
-}
-
-const char *curl_load_error(void)
-{
-  return ready() ? "" : lib.why;
-}
-
-int curl_loaded(void)
-{
-  return lazylib_mapped(STRATA_LIBCURL_SONAME);
-}
+LAZYLIB_ENTRY_POINTS(curl, lib)
 
 CURLcode curl_global_init(long flags)
 {

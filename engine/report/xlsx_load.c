@@ -226,20 +226,7 @@ static int ready(void)
   return lazylib_ready(&lib);
 }
 
-int xlsx_load(void)
-{
-  return ready() ? 0 : -1;
-}
-
-const char *xlsx_load_error(void)
-{
-  return ready() ? "" : lib.why;
-}
-
-int xlsx_loaded(void)
-{
-  return lazylib_mapped(STRATA_LIBXLSXWRITER_SONAME);
-}
+LAZYLIB_ENTRY_POINTS(xlsx, lib)
 
 #define DEFINE_F(ret, fname, params, args, fail) \
   ret fname params { return ready() ? fn.fname args : fail; }

@@ -50,20 +50,7 @@ static int ready(void)
   return lazylib_ready(&lib);
 }
 
-int uring_load(void)
-{
-  return ready() ? 0 : -1;
-}
-
-const char *uring_load_error(void)
-{
-  return ready() ? "" : lib.why;
-}
-
-int uring_loaded(void)
-{
-  return lazylib_mapped(STRATA_LIBURING_SONAME);
-}
+LAZYLIB_ENTRY_POINTS(uring, lib)
 
 int io_uring_queue_init(unsigned entries, struct io_uring *ring,
                         unsigned flags)

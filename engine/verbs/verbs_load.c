@@ -111,20 +111,7 @@ static int ready(void)
   return 0;
 }
 
-int verbs_load(void)
-{
-  return ready() ? 0 : -1;
-}
-
-const char *verbs_load_error(void)
-{
-  return ready() ? "" : lib.why;
-}
-
-int verbs_loaded(void)
-{
-  return lazylib_mapped(STRATA_LIBIBVERBS_SONAME);
-}
+LAZYLIB_ENTRY_POINTS(verbs, lib)
 
 struct ibv_device **ibv_get_device_list(int *num_devices)
 {

@@ -55,20 +55,7 @@ static int ready(void)
   return lazylib_ready(&lib);
 }
 
-int yaml_load(void)
-{
-  return ready() ? 0 : -1;
-}
-
-const char *yaml_load_error(void)
-{
-  return ready() ? "" : lib.why;
-}
-
-int yaml_loaded(void)
-{
-  return lazylib_mapped(STRATA_LIBYAML_SONAME);
-}
+LAZYLIB_ENTRY_POINTS(yaml, lib)
 
 const char *yaml_get_version_string(void)
 {
