@@ -603,6 +603,8 @@ static void start_job(struct server_ctx *x, struct srv_state *st,
   job_free(j);
   if(pid > 0 && (st->cfd = pidfd_of(pid)) < 0) {
     e = errno;
+    close(st->afd);
+    st->afd = -1;
     (void)kill(-pid, SIGKILL);
     (void)kill(pid, SIGKILL);
     while(waitpid(pid, NULL, 0) < 0 && errno == EINTR)

@@ -144,12 +144,17 @@ enum isolate_status isolate_server_run(struct isolate_server *s,
                                        struct isolate_result *r);
 /*
  * The same in two steps, so that this process can do other work while the
- * cell runs: send starts it (its deadline counts from here; ask: give it
- * an ask socket) and returns NULL with errno ESRCH when the server is gone
- * and nothing ran; wait waits for it as isolate_server_run does and frees
- * the pending cell; drop kills it and waits for its exit, its answer
- * unread; free only lets go of it (its server stopped: nothing to wait
- * for).  One cell at a time per server.
+ * cell runs: send starts it, or queues it behind the cells sent before it
+ * (the server starts each the moment the one before has been reaped, in
+ * the order sent; ask: give it an ask socket), and returns NULL with errno
+ * ESRCH when the server is gone and nothing ran; wait waits for it as
+ * isolate_server_run does (its deadline counts from its start; cells may
+ * be waited for in any order) and frees the pending cell: ISOLATE_SYSERR
+ * with ESRCH when the server went before the cell started (nothing ran:
+ * run it elsewhere), with ECANCELED when a stop or a drop took it out of
+ * the queue; drop kills it (or takes it out of the queue) and waits for
+ * its end, its answer unread; free only lets go of it (its server stopped:
+ * nothing to wait for).
  */
 struct isolate_pending;
 struct isolate_pending *isolate_server_send(struct isolate_server *s,
