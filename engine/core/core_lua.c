@@ -682,6 +682,7 @@ static int fs_cell_wait(lua_State *L)
   struct iso_call c = { L, 0, 0, { 0 }, 0, 0 };
   struct isolate_hooks h;
   struct isolate_result r;
+  struct isolate_pending *p;
   struct fork_server *f;
   double timeout;
 
@@ -695,27 +696,22 @@ static int fs_cell_wait(lua_State *L)
   read_hooks(L, 2, "fork_server cell:wait", &c, &h);
   lua_getiuservalue(L, 1, 1);
   f = luaL_checkudata(L, -1, FORK_SERVER_MT);
-  if(fc->p) {
-    struct isolate_pending *p = fc->p;
-    fc->p = NULL;
-    if(!f->s) {
-      isolate_pending_free(p);
-      return luaL_error(L, "fork_server cell: its server was closed");
-    }
-    if(isolate_server_wait(p, timeout, &c.lim, &h, &r) != ISOLATE_SYSERR ||
-       errno != ESRCH) {
-      fc->started_ns = r.started_ns;
-      fc->exited_ns = r.exited_ns;
-      return push_result(L, &r, &c.lim);
-    }
+  p = fc->p;
+  fc->p = NULL;
+  if(p && !f->s) {
+    isolate_pending_free(p);
+    return luaL_error(L, "fork_server cell: its server was closed");
   }
-  /* the server was gone before the cell started: the same cell, forked
-   * from here */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
-  c.fn = lua_gettop(L);
-  lua_getiuservalue(L, 1, 2);
-  c.arg = lua_gettop(L);
-  isolate_run(iso_child, &c, timeout, &c.lim, &h, &r);
+  if(!p || (isolate_server_wait(p, timeout, &c.lim, &h, &r) ==
+            ISOLATE_SYSERR && errno == ESRCH)) {
+    /* the server was gone at send, or before the cell started: the same
+     * cell, forked from here */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, f->cell_ref);
+    c.fn = lua_gettop(L);
+    lua_getiuservalue(L, 1, 2);
+    c.arg = lua_gettop(L);
+    isolate_run(iso_child, &c, timeout, &c.lim, &h, &r);
+  }
   fc->started_ns = r.started_ns;
   fc->exited_ns = r.exited_ns;
   return push_result(L, &r, &c.lim);

@@ -447,12 +447,14 @@ struct srv_state {
   struct srv_job *head, **tail;
 };
 
-/* In a spare, just forked: the fds of other cells the server holds (the
- * running one's pidfd and ask socket end, the queued ones' pipe and
- * socket ends) are none of its cell's business. */
-static void srv_state_close(const struct srv_state *st)
+/* In a child just forked from the server: the fds of other cells the
+ * server holds (the running one's pidfd and ask socket end, the queued
+ * ones' pipe and socket ends) and its socket to the runner are none of
+ * its cell's business. */
+static void server_fds_close(const struct srv_state *st, int runner_sock)
 {
   const struct srv_job *j;
+  close(runner_sock);
   if(st->cfd >= 0)
     close(st->cfd);
   if(st->afd >= 0)
@@ -524,8 +526,7 @@ static void spare_start(struct server_ctx *x)
   x->spare = fork();
   if(x->spare == 0) {
     close(sv[0]);
-    close(x->runner_sock);
-    srv_state_close(x->st);
+    server_fds_close(x->st, x->runner_sock);
     spare_main(x, sv[1], x->self);
   }
   close(sv[1]);
@@ -574,8 +575,7 @@ static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
   if(pid == 0) {
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);   /* as a spare: dies with us */
     (void)prctl(PR_SET_NAME, CELL_NAME);
-    close(x->runner_sock);
-    srv_state_close(x->st);
+    server_fds_close(x->st, x->runner_sock);
     child_setup();
     if(x->prepare)
       x->prepare(req, h->len, &h->lim, 1, x->arg);

@@ -453,8 +453,10 @@ function M.run(order, opts)
         nxt = list[ci + 1] and not core.stopping() and send(ci + 1) or nil
         st, payload, limit = this:wait(iso)
         local t0, t1 = this:times()
-        duration = t0 and (t1 or core.now()) - t0 or 0
-        started = core.utc(core.time() - (core.now() - (t0 or core.now())))
+        local now = core.now()
+        t0 = t0 or now
+        duration = (t1 or now) - t0
+        started = core.utc(core.time() - (now - t0))
       else
         st, payload, limit = core.isolate(function()
           return run_cell(t, cell, env)
