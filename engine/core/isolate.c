@@ -238,10 +238,10 @@ struct isolate_server {
  * runs waits in the server's queue and starts the moment that cell has
  * been reaped, without a word from the runner: the runner sends the next
  * cell before it waits for this one, and is off the path from one cell
- * to the next.  The server says STARTED (the pid, and when) as it hands a
- * cell its request, and EXITED once the child has exited, its group has
- * been killed and it has been reaped; the two for consecutive cells go in
- * one write.  The server is the parent and the only one that kills or
+ * to the next.  The server says STARTED (the pid, and when) just before it
+ * hands a cell's child its request (a cell never runs unannounced), and
+ * EXITED once the child has exited, its group has been killed and it has
+ * been reaped; the two for consecutive cells go in one write.  The server is the parent and the only one that kills or
  * reaps, so a pid or a process group it signals is never one reused by
  * someone else.
  */
@@ -414,12 +414,17 @@ struct srv_job {
   struct srv_job *next;
 };
 
-static void job_free(struct srv_job *j)
+static void fds_close(const struct srv_job *j)
 {
   if(j->fd[0] >= 0)
     close(j->fd[0]);
   if(j->fd[1] >= 0)
     close(j->fd[1]);
+}
+
+static void job_free(struct srv_job *j)
+{
+  fds_close(j);
   free(j->req);
   free(j);
 }
@@ -451,20 +456,19 @@ struct srv_state {
  * server holds (the running one's pidfd and ask socket end, the queued
  * ones' pipe and socket ends) and its socket to the runner are none of
  * its cell's business. */
-static void server_fds_close(const struct srv_state *st, int runner_sock)
+static void server_fds_close(const struct srv_state *st, int runner_sock,
+                             const struct srv_job *starting)
 {
   const struct srv_job *j;
   close(runner_sock);
+  if(starting)
+    fds_close(starting);
   if(st->cfd >= 0)
     close(st->cfd);
   if(st->afd >= 0)
     close(st->afd);
-  for(j = st->head; j; j = j->next) {
-    if(j->fd[0] >= 0)
-      close(j->fd[0]);
-    if(j->fd[1] >= 0)
-      close(j->fd[1]);
-  }
+  for(j = st->head; j; j = j->next)
+    fds_close(j);
 }
 
 /* What the server passes around: its callbacks, and the child forked
@@ -479,6 +483,7 @@ struct server_ctx {
   pid_t self;        /* the server's pid */
   const struct srv_state *st;   /* the server's cells */
   int runner_sock;   /* the server's socket to the runner */
+  const struct srv_job *starting;   /* the cell being handed to a child */
 };
 
 /*
@@ -526,7 +531,7 @@ static void spare_start(struct server_ctx *x)
   x->spare = fork();
   if(x->spare == 0) {
     close(sv[0]);
-    server_fds_close(x->st, x->runner_sock);
+    server_fds_close(x->st, x->runner_sock, x->starting);
     spare_main(x, sv[1], x->self);
   }
   close(sv[1]);
@@ -551,77 +556,71 @@ static void spare_drop(struct server_ctx *x)
   x->spare = 0;
 }
 
-/* The cell's child for h/req/fd: the spare when there is one that takes
- * the request, else one forked now.  Its pid, or -1 (errno). */
-static pid_t server_fork(struct server_ctx *x, const struct srv_req *h,
-                         const int *fd, const char *req)
+/*
+ * Start j (consumed) in the spare, after the npre messages in rep (the
+ * last cell's EXITED), all in one write.  STARTED goes to the runner
+ * before the child has its request: a cell never runs unannounced, so a
+ * runner that lost the server without a STARTED knows nothing ran and may
+ * run it elsewhere.  rep has room for npre + 1.  0, or -1: the runner's
+ * socket failed.
+ */
+static int start_job(struct server_ctx *x, struct srv_state *st,
+                     struct srv_job *j, int sock, struct srv_rep *rep,
+                     int npre)
 {
-  pid_t pid;
-  if(x->spare) {
-    if(!srv_send(x->spare_sock, h, fd, req, h->len)) {
-      pid = x->spare;
+  uint64_t seq = j->h.seq;
+  int e = EAGAIN, tries;
+  x->starting = j;   /* a spare forked now closes its fds */
+  for(tries = 0; tries < 3; tries++) {
+    pid_t pid;
+    int cfd;
+    errno = 0;
+    if(!x->spare)
+      spare_start(x);
+    if(!x->spare) {
+      e = errno ? errno : EAGAIN;
+      break;
+    }
+    pid = x->spare;
+    if((cfd = pidfd_of(pid)) < 0) {
+      e = errno;
+      break;
+    }
+    memset(&rep[npre], 0, sizeof(rep[npre]));
+    rep[npre].op = SRV_STARTED;
+    rep[npre].seq = seq;
+    rep[npre].pid = pid;
+    rep[npre].at_ns = strata_now_ns();
+    if(full_io(sock, rep, (size_t)(npre + 1) * sizeof(*rep), 1)) {
+      close(cfd);
+      x->starting = NULL;
+      job_free(j);
+      return -1;
+    }
+    npre = 0;
+    if(!srv_send(x->spare_sock, &j->h, j->fd, j->req, j->h.len)) {
       close(x->spare_sock);
       x->spare = 0;
       if(x->prepare)
-        x->prepare(req, h->len, &h->lim, 0, x->arg);
-      return pid;
+        x->prepare(j->req, j->h.len, &j->h.lim, 0, x->arg);
+      st->cell = pid;
+      st->seq = seq;
+      st->cfd = cfd;
+      st->afd = j->fd[1];
+      j->fd[1] = -1;
+      x->starting = NULL;
+      job_free(j);
+      return 0;
     }
-    spare_drop(x);   /* died unused (killed from outside): fork now */
+    /* the spare died unused (killed from outside): another one, and
+     * another STARTED (the runner keeps the last) */
+    close(cfd);
+    spare_drop(x);
   }
-  /* stdout only: fflush(NULL) writes to every FILE, and each page the
-   * server writes after a fork is copied (the server writes no other) */
-  fflush(stdout);
-  pid = fork();
-  if(pid == 0) {
-    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);   /* as a spare: dies with us */
-    (void)prctl(PR_SET_NAME, CELL_NAME);
-    server_fds_close(x->st, x->runner_sock);
-    child_setup();
-    if(x->prepare)
-      x->prepare(req, h->len, &h->lim, 1, x->arg);
-    run_child(x->child, x->arg, fd[0], fd[1], &h->lim);
-  }
-  if(pid > 0) {
-    (void)setpgid(pid, pid);
-    if(x->prepare)
-      x->prepare(req, h->len, &h->lim, 0, x->arg);
-  }
-  return pid;
-}
-
-/* Start j (consumed): STARTED in *rep, or EXITED with the error. */
-static void start_job(struct server_ctx *x, struct srv_state *st,
-                      struct srv_job *j, struct srv_rep *rep)
-{
-  pid_t pid = server_fork(x, &j->h, j->fd, j->req);
-  int e = errno;
-  uint64_t seq = j->h.seq;
-  if(pid > 0) {
-    st->afd = j->fd[1];
-    j->fd[1] = -1;
-  }
+  x->starting = NULL;
   job_free(j);
-  if(pid > 0 && (st->cfd = pidfd_of(pid)) < 0) {
-    e = errno;
-    close(st->afd);
-    st->afd = -1;
-    (void)kill(-pid, SIGKILL);
-    (void)kill(pid, SIGKILL);
-    while(waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-      ;
-    pid = -1;
-  }
-  if(pid <= 0) {
-    *rep = no_run(seq, e ? e : EAGAIN);
-    return;
-  }
-  st->cell = pid;
-  st->seq = seq;
-  memset(rep, 0, sizeof(*rep));
-  rep->op = SRV_STARTED;
-  rep->seq = seq;
-  rep->pid = pid;
-  rep->at_ns = strata_now_ns();
+  rep[npre] = no_run(seq, e);
+  return full_io(sock, rep, (size_t)(npre + 1) * sizeof(*rep), 1);
 }
 
 /* The cell has exited: end what it left in its group, reap it; then the
@@ -649,8 +648,7 @@ static int reap_and_next(struct server_ctx *x, struct srv_state *st, int sock)
     st->head = j->next;
     if(!st->head)
       st->tail = &st->head;
-    start_job(x, st, j, &rep[n]);
-    e = full_io(sock, rep, (size_t)(n + 1) * sizeof(rep[0]), 1);
+    e = start_job(x, st, j, sock, rep, n);
     n = 0;
   }
   if(n && !e)
@@ -714,7 +712,7 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
     struct pollfd p[2] = { { .fd = sock, .events = POLLIN },
                            { .fd = st.cfd, .events = POLLIN } };
     struct srv_job *j;
-    struct srv_rep rep;
+    struct srv_rep rep[1];
 
     if(poll(p, st.cell ? 2 : 1, -1) < 0 && errno != EINTR)
       break;
@@ -749,8 +747,7 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
       st.tail = &j->next;
       continue;
     }
-    start_job(x, &st, j, &rep);
-    if(full_io(sock, &rep, sizeof(rep), 1))
+    if(start_job(x, &st, j, sock, rep, 0))
       break;
     /* the next cell's child, forked while this one runs */
     if(!x->spare)
@@ -794,7 +791,7 @@ struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
     return NULL;
   }
   if(s->pid == 0) {
-    struct server_ctx x = { prepare, idle, child, arg, 0, -1, 0, NULL, -1 };
+    struct server_ctx x = { prepare, idle, child, arg, 0, -1, 0, NULL, -1, NULL };
     close(sv[0]);
     server_main(sv[1], me, &x);
   }

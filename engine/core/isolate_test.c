@@ -153,10 +153,11 @@ static void count(const char *req, size_t len,
 {
   (void)lim;
   (void)arg;
-  (void)in_child;   /* counted in the child and in the server alike */
-  prepared++;
+  prepared++;   /* counted in the child and in the server alike */
   last_len = len;
   snprintf(last_req, sizeof(last_req), "%.*s", (int)len, req);
+  if(!in_child && !strcmp(last_req, "kill"))   /* the server, slow to go on */
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
 }
 
 static int write_all_test(int fd, const char *p, size_t n)
@@ -210,6 +211,10 @@ static int echo(int fd, void *arg)
       closedir(d);
     n = snprintf(b, sizeof(b), "R%d", k - 2);   /* ("." and "..") */
     return write(fd, b, (size_t)n) == n ? 0 : 1;
+  }
+  if(!strcmp(last_req, "kill")) {   /* the server, before anything else */
+    kill(getppid(), SIGKILL);
+    pause();
   }
   if(!strcmp(last_req, "nap")) {
     struct timespec ts = { 0, 300000000 };
@@ -400,6 +405,40 @@ static void queue_tests(void)
   isolate_server_stop(s);
 }
 
+/*
+ * A cell that kills the server the moment it starts: the runner must hear
+ * it started, or it would run it a second time (ESRCH says "never
+ * started: run it elsewhere").  The server says STARTED before it hands
+ * the child its request, so a cell never runs unannounced.
+ */
+static void killer_tests(void)
+{
+  int lost = 0, runs = 20;
+  for(int i = 0; i < runs; i++) {
+    struct isolate_result r;
+    struct isolate_server *s = isolate_server_start(count, NULL, echo, NULL);
+    struct isolate_pending *a, *b;
+    CHECK(s != NULL);
+    if(!s)
+      return;
+    a = isolate_server_send(s, "kill", 4, NULL, 0);
+    b = i % 2 ? isolate_server_send(s, "q", 1, NULL, 0) : NULL;
+    errno = 0;
+    if(isolate_server_wait(a, 5, NULL, NULL, &r) == ISOLATE_CRASHED && r.lost)
+      lost++;
+    else
+      fprintf(stderr, "killer %d: not reported lost (errno %d)\n", i, errno);
+    free(r.payload);
+    if(b) {   /* queued behind it: never started */
+      errno = 0;
+      CHECK(isolate_server_wait(b, 5, NULL, NULL, &r) == ISOLATE_SYSERR);
+      CHECK(errno == ESRCH);
+    }
+    isolate_server_stop(s);
+  }
+  CHECK(lost == runs);
+}
+
 int main(void)
 {
   struct isolate_result r;
@@ -451,6 +490,7 @@ int main(void)
   ask_tests(NULL);
   server_tests();
   queue_tests();
+  killer_tests();
 
   return check_result("isolate_test");
 }
