@@ -971,6 +971,17 @@ static int l_sha256(lua_State *L)
   return 1;
 }
 
+/* core.hide_from_cells(file): the file (an io handle) is the runner's;
+ * cells have /dev/null in its place (isolate_hide_fd). */
+static int l_hide_from_cells(lua_State *L)
+{
+  luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  if(!p->f || isolate_hide_fd(fileno(p->f)))
+    return luaL_error(L, "core.hide_from_cells: %s", p->f ? strerror(errno)
+                      : "a closed file");
+  return 0;
+}
+
 static int l_getpid(lua_State *L)
 {
   lua_pushinteger(L, getpid());
@@ -1003,6 +1014,7 @@ static const luaL_Reg core_funcs[] = {
   { "exe_dir", l_exe_dir },
   { "sha256", l_sha256 },
   { "getpid", l_getpid },
+  { "hide_from_cells", l_hide_from_cells },
   { "denull", core_lua_denull },
   { "clean_copy", core_lua_clean_copy },
   { "clean_json", core_lua_clean_json },

@@ -270,13 +270,40 @@ struct srv_rep {
 /* In a cell's child: the socket isolate_ask asks on. */
 static int ask_fd = -1;
 
-/* In the child, from fork to _exit: its own process group (the parent
- * kills the group at the deadline), default stop signals, the limits. */
+/* The caller's descriptors that no cell may hold (isolate_hide_fd). */
+static int hidden[8];
+static int nhidden;
+static int hidden_here;   /* done in this process (or the server before it) */
+
+int isolate_hide_fd(int fd)
+{
+  if(fd < 0 || nhidden == (int)(sizeof(hidden) / sizeof(hidden[0]))) {
+    errno = fd < 0 ? EBADF : ENOSPC;
+    return -1;
+  }
+  hidden[nhidden++] = fd;
+  return 0;
+}
+
+/* /dev/null in each hidden descriptor's place: the number stays taken, so
+ * nothing the cell opens gets it (and a write to it goes nowhere). */
+static void hide_fds(void)
+{
+  int i, null;
+  if(hidden_here || !nhidden || (null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+    return;
+  for(i = 0; i < nhidden; i++)
+    (void)dup3(null, hidden[i], O_CLOEXEC);
+  close(null);
+  hidden_here = 1;
+}
+
 /* In the child, before its request: its own process group (the parent
  * kills the group at the deadline), the default stop signals.  A spare
  * does this while it waits, off the path from one cell to the next. */
 static void child_setup(void)
 {
+  hide_fds();
   (void)setpgid(0, 0);
   strata_stop_flag = 0;
   signal(SIGINT, SIG_DFL);
@@ -706,6 +733,7 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
   if(getppid() != runner)
     _exit(0);
   (void)prctl(PR_SET_NAME, "strata-server");
+  hide_fds();   /* once, for every child it forks */
   x->self = getpid();
   spare_start(x);
   for(;;) {

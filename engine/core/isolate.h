@@ -173,6 +173,10 @@ pid_t isolate_server_pid(const struct isolate_server *s);
 /* Let the server go (it exits) and reap it. */
 void isolate_server_stop(struct isolate_server *s);
 
+/* fd (the journal, say) is this process's: every cell's child and the
+ * fork server get /dev/null in its place.  -1 (errno) past 8 of them. */
+int isolate_hide_fd(int fd);
+
 const char *isolate_strstatus(enum isolate_status s);
 const char *isolate_strlimit(enum isolate_limit l);
 

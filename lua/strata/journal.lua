@@ -2,6 +2,7 @@
 -- JSON line, written and flushed as it happens, so a kill -9 loses no
 -- finished result; `strata report JOURNAL` rebuilds every output from it.
 local cjson = require "cjson"
+local core = require "strata.core"
 local redact = require "strata.redact"
 
 local M = {}
@@ -17,6 +18,8 @@ function M.open(path, opts)
   -- unbuffered, one write per record: a failed write (ENOSPC) is seen by
   -- the write that failed, not lost in a buffer's later flush
   f:setvbuf("no")
+  -- a cell writes its answer, never the journal: it has /dev/null here
+  core.hide_from_cells(f)
   return setmetatable({ path = path, f = f, lines = {},
                         records = opts and opts.keep and {} or nil }, M)
 end

@@ -173,6 +173,49 @@ test {
         self.assertEqual([r["metrics"] for r in res["N1"]],
                          [{"cell": 1, "server": 1}] * 3)
 
+    def test_cells_do_not_hold_the_journal(self):
+        # the journal is the runner's: a cell (and the fork server) has
+        # /dev/null in its descriptor's place, with or without the server
+        spec = self.path("fds.lua")
+        with open(spec, "w") as f:
+            f.write('''
+local core = require "strata.core"
+local function journals(pid)
+  local n = 0
+  for _, fd in ipairs(core.listdir("/proc/" .. pid .. "/fd")) do
+    local to = core.realpath("/proc/" .. pid .. "/fd/" .. fd)
+    if to and to:match("%.jsonl$") then n = n + 1 end
+  end
+  return n
+end
+test {
+  id = "J1", layer = "host", title = "fds", matrix = { i = { 1, 2 } },
+  run = function()
+    local f = assert(io.open("/proc/self/stat"))
+    local ppid = f:read("a"):match("^%d+ %b() %S (%d+)")
+    f:close()
+    f = assert(io.open("/proc/" .. ppid .. "/stat"))
+    local grand = f:read("a"):match("^%d+ %b() %S (%d+)")
+    f:close()
+    return { cell = journals(core.getpid()), parent = journals(ppid),
+             grandparent = journals(grand) }
+  end,
+}
+''')
+        # the fork server: the runner (the grandparent) alone holds it
+        p = strata("run", spec, "-o", self.path("f.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        res = results(journal(self.path("f.jsonl")))
+        self.assertEqual([r["metrics"] for r in res["J1"]],
+                         [{"cell": 0, "parent": 0, "grandparent": 1}] * 2)
+        # cells forked from the runner (the parent)
+        p = strata("run", spec, "-o", self.path("g.xlsx"),
+                   env={"STRATA_FORK_SERVER": "0"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        res = results(journal(self.path("g.jsonl")))
+        self.assertEqual([r["metrics"]["cell"] for r in res["J1"]], [0, 0])
+        self.assertEqual([r["metrics"]["parent"] for r in res["J1"]], [1, 1])
+
     def test_only_pulls_needs(self):
         p = strata("run", os.path.join(FIX, "ladder.lua"), "--site",
                    os.path.join(FIX, "site.yaml"), "-o", self.path("o.xlsx"),
