@@ -976,9 +976,10 @@ static int l_sha256(lua_State *L)
 static int l_hide_from_cells(lua_State *L)
 {
   luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
-  if(!p->f || isolate_hide_fd(fileno(p->f)))
-    return luaL_error(L, "core.hide_from_cells: %s", p->f ? strerror(errno)
-                      : "a closed file");
+  if(!p->closef)   /* (liolib's mark of a closed file) */
+    return luaL_error(L, "core.hide_from_cells: a closed file");
+  if(isolate_hide_fd(fileno(p->f)))
+    return luaL_error(L, "core.hide_from_cells: %s", strerror(errno));
   return 0;
 }
 
