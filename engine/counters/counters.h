@@ -34,8 +34,8 @@ enum ctr_source {
 
 /* --- Snapshots (reader.c) ------------------------------------------- */
 
-/* /proc/stat, softirqs, interrupts, net/dev, net/snmp */
-#define CTR_PROC_FILES 5
+/* /proc/stat, softirqs, interrupts, net/dev, net/snmp, diskstats */
+#define CTR_PROC_FILES 6
 
 /* /proc/diskstats (diskstats.c): disk.<dev>.<field> per block device,
  * sectors as bytes; fields per the kernel's iostats.rst. */

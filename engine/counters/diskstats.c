@@ -45,16 +45,38 @@ static const struct {
   { "flush_ticks", 0, CTR_COUNTER },    /* 17 */
 };
 
+/* The next whitespace-separated word of *p into w (cut at len - 1);
+ * digits: only a decimal number will do. */
+static int next_word(const char **p, char *w, size_t len, int digits)
+{
+  const char *q = *p;
+  size_t n = 0;
+  while(*q == ' ' || *q == '\t')
+    q++;
+  while(*q && *q != ' ' && *q != '\t') {
+    if(n + 1 < len)
+      w[n++] = *q;
+    q++;
+  }
+  w[n] = '\0';
+  *p = q;
+  if(digits && strspn(w, "0123456789") != n)
+    return 0;
+  return n > 0;
+}
+
+/* Each line: major, minor, name, then the fields.  Parsed without
+ * scanf or printf (a sampler tick parses every device's line). */
 int ctr_parse_diskstats(const char *text, struct ctr_set *s)
 {
   const char *p = text;
   while(*p) {
     const char *nl = strchr(p, '\n');
     size_t len = nl ? (size_t)(nl - p) : strlen(p);
-    char line[512], dev[64], name[160];
+    char line[512], num[32], grp[80] = "disk.";
+    const char *q = line;
     unsigned long long v[17];
-    int n, used = 0;
-    unsigned maj, min;
+    int n;
     if(len >= sizeof(line)) {
       errno = EINVAL;
       return -1;
@@ -64,16 +86,19 @@ int ctr_parse_diskstats(const char *text, struct ctr_set *s)
     p = nl ? nl + 1 : p + len;
     if(!line[0])
       continue;
-    if(sscanf(line, "%u %u %63s%n", &maj, &min, dev, &used) != 3) {
+    if(!next_word(&q, num, sizeof(num), 1) ||      /* major */
+       !next_word(&q, num, sizeof(num), 1) ||      /* minor */
+       !next_word(&q, grp + 5, 64, 0)) {           /* name */
       errno = EINVAL;
       return -1;
     }
-    char *q = line + used;
     for(n = 0; n < 17; n++) {
       char *e;
-      v[n] = strtoull(q, &e, 10);
-      if(e == q)
+      while(*q == ' ' || *q == '\t')
+        q++;
+      if(*q < '0' || *q > '9')
         break;
+      v[n] = strtoull(q, &e, 10);
       q = e;
     }
     if(n < 11) {  /* every kernel since 2.6.25 gives 11 */
@@ -82,8 +107,7 @@ int ctr_parse_diskstats(const char *text, struct ctr_set *s)
     }
     for(int i = 0; i < n; i++) {
       double x = fields[i].bytes ? (double)v[i] * 512.0 : (double)v[i];
-      snprintf(name, sizeof(name), "disk.%s.%s", dev, fields[i].name);
-      if(ctr_set_add(s, name, x, fields[i].kind))
+      if(ctr_set_add2(s, grp, fields[i].name, x, fields[i].kind))
         return -1;
     }
   }

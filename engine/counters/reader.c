@@ -25,7 +25,9 @@ static const struct {
   { CTR_SRC_INTR, "/proc/interrupts" },
   { CTR_SRC_NET, "/proc/net/dev" },
   { CTR_SRC_TCP, "/proc/net/snmp" },
+  { CTR_SRC_DISK, "/proc/diskstats" },   /* (read last) */
 };
+enum { DISK = CTR_PROC_FILES - 1 };
 
 struct ctr_reader {
   char root[512];
@@ -64,6 +66,9 @@ int ctr_reader_open(const char *root, unsigned sources, int per_cpu,
     snprintf(r->path[i], sizeof(r->path[i]), "%s%s", r->root,
              proc_files[i].file);
     r->fd[i] = open(r->path[i], O_RDONLY | O_CLOEXEC);
+    if(r->fd[i] < 0 && r->root[0] && errno == ENOENT &&
+       proc_files[i].src == CTR_SRC_DISK)
+      continue;   /* a recorded tree without it: no disks, like rdma */
     if(r->fd[i] < 0) {
       snprintf(err, errlen, "%s: %s", r->path[i], strerror(errno));
       ctr_reader_close(&r);
@@ -185,7 +190,8 @@ int ctr_reader_read(struct ctr_reader *r, struct ctr_set *s, char *err,
                     size_t errlen)
 {
   int rc = 0;
-  for(int i = 0; i < CTR_PROC_FILES && !rc; i++) {
+  /* diskstats last, after the sysfs and library sources, as always */
+  for(int i = 0; i < CTR_PROC_FILES - 1 && !rc; i++) {
     if(r->fd[i] < 0)
       continue;
     if(pread_all(r, r->fd[i])) {
@@ -223,8 +229,14 @@ int ctr_reader_read(struct ctr_reader *r, struct ctr_set *s, char *err,
   }
   if(!rc && (r->sources & CTR_SRC_GPU) && !r->root[0])
     rc = gpu_sample(s, err, errlen);
-  if(!rc && (r->sources & CTR_SRC_DISK))
-    rc = ctr_read_disk(r->root, s, err, errlen);  /* diskstats.c */
+  if(!rc && r->fd[DISK] >= 0) {
+    if(pread_all(r, r->fd[DISK]) || ctr_parse_diskstats(r->buf, s)) {
+      snprintf(err, errlen, "%s: %s", r->path[DISK], errno == ENOMEM ?
+               "out of memory" : errno == EINVAL ? "unexpected format" :
+               strerror(errno));
+      rc = -1;
+    }
+  }
   return rc;
 }
 

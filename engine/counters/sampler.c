@@ -62,6 +62,9 @@ struct ctr_sampler {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   struct ctr_set *platest;    /* one per Prometheus source */
+  struct ctr_set *pspare;     /* and the one its next scrape fills */
+  /* per source: scrapes into platest, and the last one a snapshot took */
+  unsigned long *pgen, *pseen;
   char *errors[MAX_ERRORS];
   size_t nerrors;
 };
@@ -103,10 +106,12 @@ static int scrape_all(struct ctr_sampler *s, char *err, size_t errlen)
     struct ctr_prom_src *p = &s->prom[i];
     struct http_req r = { p->url, p->timeout_s, p->bearer, p->ca_bundle,
                           0, 0 };
-    struct ctr_set tmp;
+    /* into the set the last scrape but one filled: its names are this
+     * one's, kept, not allocated again */
+    struct ctr_set *tmp = &s->pspare[i], t;
     char e[512], safe[512], msg[1100];
-    ctr_set_init(&tmp);
-    if(ctr_scrape_prom(&r, p->name, p->match, p->nmatch, &tmp, e,
+    ctr_set_clear(tmp);
+    if(ctr_scrape_prom(&r, p->name, p->match, p->nmatch, tmp, e,
                         sizeof(e))) {
       http_safe_url(p->url, safe, sizeof(safe));
       snprintf(msg, sizeof(msg), "prometheus %s %s: %s", p->name, safe, e);
@@ -115,19 +120,23 @@ static int scrape_all(struct ctr_sampler *s, char *err, size_t errlen)
       pthread_mutex_lock(&s->mu);
       add_error(s, msg);
       pthread_mutex_unlock(&s->mu);
-      ctr_set_free(&tmp);
       rc = -1;
       continue;
     }
     pthread_mutex_lock(&s->mu);
-    ctr_set_free(&s->platest[i]);
-    s->platest[i] = tmp;
+    t = s->platest[i];
+    s->platest[i] = *tmp;
+    *tmp = t;
+    s->pgen[i]++;
     pthread_mutex_unlock(&s->mu);
   }
   return rc;
 }
 
-/* Local snapshot plus the latest scrapes, into s->snap. */
+/* Local snapshot plus the scrapes that came since the last one, into
+ * s->snap.  A scrape's values stand until the next (a second at most, at
+ * 10 Hz ticks): absorb() carries what a snapshot leaves out, so each is
+ * folded in once rather than at every tick. */
 static int take(struct ctr_sampler *s, char *err, size_t errlen)
 {
   ctr_set_clear(&s->snap);
@@ -138,7 +147,10 @@ static int take(struct ctr_sampler *s, char *err, size_t errlen)
   if(ctr_reader_read(s->rd, &s->snap, err, errlen))
     return -1;
   pthread_mutex_lock(&s->mu);
-  for(size_t i = 0; i < s->o.nprom; i++)
+  for(size_t i = 0; i < s->o.nprom; i++) {
+    if(s->pseen[i] == s->pgen[i] && s->cols.n)
+      continue;
+    s->pseen[i] = s->pgen[i];
     for(size_t k = 0; k < s->platest[i].n; k++)
       if(ctr_set_add(&s->snap, s->platest[i].names[k],
                      s->platest[i].vals[k], s->platest[i].kinds[k])) {
@@ -146,6 +158,7 @@ static int take(struct ctr_sampler *s, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
       }
+  }
   pthread_mutex_unlock(&s->mu);
   return 0;
 }
@@ -324,7 +337,10 @@ static int copy_prom(struct ctr_sampler *s)
 {
   s->prom = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->prom));
   s->platest = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->platest));
-  if(!s->prom || !s->platest)
+  s->pspare = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->pspare));
+  s->pgen = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->pgen));
+  s->pseen = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->pseen));
+  if(!s->prom || !s->platest || !s->pspare || !s->pgen || !s->pseen)
     return -1;
   for(size_t i = 0; i < s->o.nprom; i++) {
     const struct ctr_prom_src *p = &s->o.prom[i];
@@ -342,6 +358,7 @@ static int copy_prom(struct ctr_sampler *s)
       if(!(q->match[m] = strdup(p->match[m])))
         return -1;
     ctr_set_init(&s->platest[i]);
+    ctr_set_init(&s->pspare[i]);
   }
   s->o.prom = NULL;
   if(s->o.ethtool) {
@@ -634,9 +651,14 @@ void ctr_sampler_free(struct ctr_sampler **sp)
     free(p->match);
     if(s->platest)
       ctr_set_free(&s->platest[i]);
+    if(s->pspare)
+      ctr_set_free(&s->pspare[i]);
   }
   free(s->prom);
   free(s->platest);
+  free(s->pspare);
+  free(s->pgen);
+  free(s->pseen);
   ctr_reader_close(&s->rd);
   for(size_t i = 0; s->eth && s->eth[i]; i++)
     free(s->eth[i]);

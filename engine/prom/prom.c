@@ -102,8 +102,10 @@ static int parse_value(const char *tok, double *v)
 static long find_family(const struct prom_doc *d, const char *name,
                         size_t n)
 {
+  /* from the last: a family's samples follow its HELP and TYPE lines, and
+   * the lengths spare the compares (a scrape looks up every line's) */
   for(size_t i = d->nfam; i-- > 0;)
-    if(strlen(d->fams[i].name) == n && !strncmp(d->fams[i].name, name, n))
+    if(d->fams[i].len == n && !memcmp(d->fams[i].name, name, n))
       return (long)i;
   return -1;
 }
@@ -148,6 +150,7 @@ static struct prom_family *family_get(struct prom_doc *d, const char *name)
   fam->name = strdup(name);
   if(!fam->name)
     return NULL;
+  fam->len = strlen(name);
   d->nfam++;
   return fam;
 }

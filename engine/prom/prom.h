@@ -26,6 +26,7 @@ struct prom_sample {
 };
 struct prom_family {
   char *name, *type, *help;  /* type/help may be NULL */
+  size_t len;                /* strlen(name) */
 };
 struct prom_doc {
   struct prom_sample *s;

@@ -107,6 +107,16 @@ static void test_diskstats(void)
   CHECK(get(&s, "disk.hdb.flush_ios") == -1);
   ctr_set_clear(&s);
   CHECK(ctr_parse_diskstats("   8 0 sda 1 2 3\n", &s) == -1);
+  /* major and minor are numbers, and a name follows them */
+  CHECK(ctr_parse_diskstats("   x 0 sda 1 2 3 4 5 6 7 8 9 10 11\n", &s) == -1);
+  CHECK(ctr_parse_diskstats("   8 0x sda 1 2 3 4 5 6 7 8 9 10 11\n", &s) == -1);
+  CHECK(ctr_parse_diskstats("   8 0\n", &s) == -1);
+  ctr_set_clear(&s);
+  /* the 11 fields of 2.6.25 */
+  CHECK(ctr_parse_diskstats("   8 0 sdz 1 2 3 4 5 6 7 8 9 10 11\n", &s) == 0);
+  CHECK(get(&s, "disk.sdz.read_bytes") == 3 * 512);
+  CHECK(get(&s, "disk.sdz.in_queue") == 11);
+  ctr_set_clear(&s);
   /* the qemu guest's own file: md arrays and NVMe namespaces */
   CHECK(ctr_read_disk(FIXTURES "/numa-4p4", &s, err, sizeof(err)) == 0);
   CHECK(get(&s, "disk.md0.write_ios") > 0);

@@ -83,6 +83,22 @@ local ok, err = xpcall(function()
   check(r.deltas["prom.fx.strata_fixture_level"] == 0 and
         r.rates["prom.fx.strata_fixture_level"] == nil, "gauge: no rate")
   check(#r.errors == 0, "errors: %s", r.errors[1])
+  -- scrapes slower than the ticks: a tick between two scrapes carries the
+  -- last one's values (folded in once per scrape), the delta is every scrape's
+  smp = counters.start { interval = 0.05, sources = { "ctxt" }, prom_interval = 0.25,
+    prometheus = { { name = "fx", url = base .. "/counter", match = { "strata_fixture_*" },
+                     timeout = 2 } } }
+  sys.spin(1.0)
+  r = smp:stop()
+  check(r.samples >= 15, "ticks: %d", r.samples)
+  check((r.deltas[key] or 0) >= 3 and r.deltas[key] <= 7,
+        "prometheus counter delta at 4 scrapes a second: %s", r.deltas[key])
+  check(r.deltas["prom.fx.strata_fixture_level"] == 0, "gauge carried")
+  -- a carried counter's rate is 0 between scrapes, never below
+  check(r.stats[key] and r.stats[key].min == 0 and r.stats[key].max > 0,
+        "counter rate between scrapes: min %s max %s",
+        r.stats[key] and r.stats[key].min, r.stats[key] and r.stats[key].max)
+  check(#r.errors == 0, "errors: %s", r.errors[1])
   raises({ "counters.start: prometheus fx " .. base .. "/hang: response:" },
          counters.start, { interval = 0.1, prometheus = {
            { name = "fx", url = base .. "/hang", timeout = 0.5 } } })
