@@ -241,9 +241,9 @@ struct isolate_server {
  * to the next.  The server says STARTED (the pid, and when) just before it
  * hands a cell's child its request (a cell never runs unannounced), and
  * EXITED once the child has exited, its group has been killed and it has
- * been reaped; the two for consecutive cells go in one write.  The server is the parent and the only one that kills or
- * reaps, so a pid or a process group it signals is never one reused by
- * someone else.
+ * been reaped; the two for consecutive cells go in one write.  The server
+ * is the parent and the only one that kills or reaps, so a pid or a
+ * process group it signals is never one reused by someone else.
  */
 enum { SRV_FORK = 'F', SRV_KILL = 'K' };
 enum { SRV_STARTED = 'S', SRV_EXITED = 'X' };
@@ -290,7 +290,9 @@ int isolate_hide_fd(int fd)
 static void hide_fds(void)
 {
   int i, null;
-  if(hidden_here || !nhidden || (null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+  if(hidden_here || !nhidden)
+    return;
+  if((null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
     return;
   for(i = 0; i < nhidden; i++)
     (void)dup3(null, hidden[i], O_CLOEXEC);
@@ -819,7 +821,8 @@ struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
     return NULL;
   }
   if(s->pid == 0) {
-    struct server_ctx x = { prepare, idle, child, arg, 0, -1, 0, NULL, -1, NULL };
+    struct server_ctx x = { .prepare = prepare, .idle = idle, .child = child,
+                            .arg = arg, .spare_sock = -1, .runner_sock = -1 };
     close(sv[0]);
     server_main(sv[1], me, &x);
   }

@@ -45,24 +45,10 @@ static const struct {
   { "flush_ticks", 0, CTR_COUNTER },    /* 17 */
 };
 
-/* The next whitespace-separated word of *p into w (cut at len - 1);
- * digits: only a decimal number will do. */
-static int next_word(const char **p, char *w, size_t len, int digits)
+/* A word of decimal digits */
+static int decimal(const char *w)
 {
-  const char *q = *p;
-  size_t n = 0;
-  while(*q == ' ' || *q == '\t')
-    q++;
-  while(*q && *q != ' ' && *q != '\t') {
-    if(n + 1 < len)
-      w[n++] = *q;
-    q++;
-  }
-  w[n] = '\0';
-  *p = q;
-  if(digits && strspn(w, "0123456789") != n)
-    return 0;
-  return n > 0;
+  return w[0] && w[strspn(w, "0123456789")] == '\0';
 }
 
 /* Each line: major, minor, name, then the fields.  Parsed without
@@ -86,9 +72,12 @@ int ctr_parse_diskstats(const char *text, struct ctr_set *s)
     p = nl ? nl + 1 : p + len;
     if(!line[0])
       continue;
-    if(!next_word(&q, num, sizeof(num), 1) ||      /* major */
-       !next_word(&q, num, sizeof(num), 1) ||      /* minor */
-       !next_word(&q, grp + 5, 64, 0)) {           /* name */
+    q = ctr_word(q, num, sizeof(num));            /* major */
+    if(decimal(num))
+      q = ctr_word(q, num, sizeof(num));          /* minor */
+    if(decimal(num))
+      q = ctr_word(q, grp + 5, 64);               /* name */
+    if(!decimal(num) || !grp[5]) {
       errno = EINVAL;
       return -1;
     }

@@ -51,9 +51,7 @@ static void clean_name(char *s)
       *s = '_';
 }
 
-/* First whitespace-separated word of p into key (cut at len - 1);
- * returns what follows it. */
-static const char *word(const char *p, char *key, size_t len)
+const char *ctr_word(const char *p, char *key, size_t len)
 {
   size_t n = 0;
   while(*p == ' ' || *p == '\t')
@@ -94,7 +92,7 @@ int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
     clk_tck = 100;
   while(next_line(&p, line, sizeof(line))) {
     char key[64];
-    const char *rest = word(line, key, sizeof(key));
+    const char *rest = ctr_word(line, key, sizeof(key));
     if(!key[0])
       continue;
     if(!strncmp(key, "cpu", 3)) {

@@ -9,6 +9,10 @@
 
 #include "set.h"
 
+/* First whitespace-separated word of p into key (cut at len - 1);
+ * returns what follows it. */
+const char *ctr_word(const char *p, char *key, size_t len);
+
 /* CPU fields, in /proc/stat order, as named in the series. */
 #define CTR_CPU_FIELDS 8
 extern const char *const ctr_cpu_fields[CTR_CPU_FIELDS];
