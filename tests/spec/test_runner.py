@@ -18,6 +18,17 @@ FIX = os.path.join(HERE, "fixtures")
 sys.path.insert(0, os.path.join(HERE, "../pylib"))
 from strata_test import BIN, Tmp, journal, results, strata  # noqa: E402,F401
 
+# Lua for a spec: the parent's pid of a process ("self" or a pid), from
+# /proc/PID/stat's fourth field
+PARENT_OF = '''
+local function parent_of(pid)
+  local f = assert(io.open("/proc/" .. pid .. "/stat"))
+  local ppid = f:read("a"):match("^%d+ %b() %S (%d+)")
+  f:close()
+  return ppid
+end
+'''
+
 
 class Verdicts(Tmp):
     def test_every_status(self):
@@ -89,7 +100,7 @@ class Verdicts(Tmp):
         # cells map that one too, and nothing else.
         spec = self.path("curl.lua")
         with open(spec, "w") as f:
-            f.write('''
+            f.write(PARENT_OF + '''
 local s3, counters, k8s = require "strata.s3", require "strata.counters", require "strata.k8s"
 local verbs, storage = require "strata.verbs", require "strata.storage"
 local report, yaml = require "strata.report", require "strata.yaml"
@@ -110,13 +121,9 @@ test {
   id = "C1", layer = "host", title = "no library loaded on first use in the cells",
   criteria = { cell = { max = 0 }, server = { max = 0 }, runner = { max = 0 } },
   run = function()
-    local f = assert(io.open("/proc/self/stat"))
-    local ppid = f:read("a"):match("^%d+ %b() %S (%d+)")
-    f:close()
-    f = assert(io.open("/proc/" .. ppid .. "/stat"))
-    local runner = f:read("a"):match("^%d+ %b() %S (%d+)")
-    f:close()
-    f = assert(io.open("/proc/self/maps"))
+    local ppid = parent_of("self")
+    local runner = parent_of(ppid)
+    local f = assert(io.open("/proc/self/maps"))
     local maps = f:read("a")
     f:close()
     return { cell = curl_in("self"), server = curl_in(ppid),
@@ -149,7 +156,7 @@ test {
         # (prctl PR_SET_NAME: /proc/PID/comm)
         spec = self.path("names.lua")
         with open(spec, "w") as f:
-            f.write('''
+            f.write(PARENT_OF + '''
 local function comm(pid)
   local f = assert(io.open("/proc/" .. pid .. "/comm"))
   local c = f:read("l")
@@ -159,9 +166,7 @@ end
 test {
   id = "N1", layer = "host", title = "names", matrix = { i = { 1, 2, 3 } },
   run = function()
-    local f = assert(io.open("/proc/self/stat"))
-    local ppid = f:read("a"):match("^%d+ %b() %S (%d+)")
-    f:close()
+    local ppid = parent_of("self")
     return { cell = comm("self") == "strata-cell" and 1 or 0,
              server = comm(ppid) == "strata-server" and 1 or 0 }
   end,
@@ -178,7 +183,7 @@ test {
         # /dev/null in its descriptor's place, with or without the server
         spec = self.path("fds.lua")
         with open(spec, "w") as f:
-            f.write('''
+            f.write(PARENT_OF + '''
 local core = require "strata.core"
 local function journals(pid)
   local n = 0
@@ -191,12 +196,8 @@ end
 test {
   id = "J1", layer = "host", title = "fds", matrix = { i = { 1, 2 } },
   run = function()
-    local f = assert(io.open("/proc/self/stat"))
-    local ppid = f:read("a"):match("^%d+ %b() %S (%d+)")
-    f:close()
-    f = assert(io.open("/proc/" .. ppid .. "/stat"))
-    local grand = f:read("a"):match("^%d+ %b() %S (%d+)")
-    f:close()
+    local ppid = parent_of("self")
+    local grand = parent_of(ppid)
     return { cell = journals(core.getpid()), parent = journals(ppid),
              grandparent = journals(grand) }
   end,
