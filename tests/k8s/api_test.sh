@@ -41,12 +41,14 @@ echo "runner: ok"
 srvbin=$(dirname "$strata")/fixtures/s3rdma/strata-s3rdma-server
 [ -x "$srvbin" ] || { echo "no $srvbin: upload not tested" >&2; exit 1; }
 export AWS_ACCESS_KEY_ID=AKIDSTRATAK8S AWS_SECRET_ACCESS_KEY=k8s-upload-secret
-s3port=$((30000 + ($$ + 7) % 20000))
-"$srvbin" --root "$tmp/store" --no-rdma --listen 127.0.0.1 --port $s3port 2> "$tmp/s3.log" &
+# port 0: the kernel picks a free one, the server's log says which
+"$srvbin" --root "$tmp/store" --no-rdma --listen 127.0.0.1 --port 0 2> "$tmp/s3.log" &
 s3pid=$!
 trap 'kill $s3pid 2>/dev/null; cleanup' EXIT
 i=0
 while [ $i -lt 50 ] && ! grep -q listening "$tmp/s3.log"; do sleep 0.1; i=$((i + 1)); done
+s3port=$(sed -n 's/^s3rdma-server: listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$tmp/s3.log")
+[ -n "$s3port" ] || { echo "api_test.sh: no reference server" >&2; cat "$tmp/s3.log"; exit 1; }
 "$strata" lua "$src/tests/k8s/s3check.lua" "http://127.0.0.1:$s3port" strata-results mkbucket
 sed "s|https://aistor.example:9000|http://127.0.0.1:$s3port|" "$src/tests/k8s/site-multus.yaml" \
   > "$tmp/site-upload.yaml"

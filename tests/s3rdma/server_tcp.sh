@@ -8,20 +8,25 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/s3rdma-tcp.XXXXXX")
 export AWS_ACCESS_KEY_ID=AKIDSTRATATCP AWS_SECRET_ACCESS_KEY=tcp-secret-test
 export STRATA_WRONG_SECRET=not-the-secret
 unset AWS_CA_BUNDLE
-port=$((30000 + $$ % 20000))
 store="--root $dir/store"
 if [ $# -ge 2 ]; then
   [ -r "$2/env" ] || { echo "server_tcp.sh: no RGW in $2" >&2; exit 1; }
   . "$2/env"
   store="--backend $S3_ENDPOINT --backend-credentials $S3_CREDENTIALS_FILE"
 fi
+# port 0: the kernel picks a free one and the server says which (a port
+# made up here could be in use by another test's connection)
 "$B/fixtures/s3rdma/strata-s3rdma-server" $store --no-rdma \
-  --listen 127.0.0.1 --port $port 2> "$dir/server.log" &
+  --listen 127.0.0.1 --port 0 2> "$dir/server.log" &
 srv=$!
 i=0
 while [ $i -lt 50 ] && ! grep -q listening "$dir/server.log"; do
   sleep 0.1; i=$((i + 1))
 done
+port=$(sed -n 's/^s3rdma-server: listening on 127.0.0.1:\([0-9]*\)$/\1/p' \
+  "$dir/server.log")
+[ -n "$port" ] || { echo "server_tcp.sh: the server did not start" >&2
+                    cat "$dir/server.log"; kill $srv 2>/dev/null; exit 1; }
 "$B/strata" lua "$here/server_tcp.lua" "http://127.0.0.1:$port"
 rc=$?
 "$B/strata" lua "$here/host_sign.lua" "http://127.0.0.1:$port" || rc=1
