@@ -40,9 +40,6 @@ enum ctr_source {
 /* /proc/diskstats (diskstats.c): disk.<dev>.<field> per block device,
  * sectors as bytes; fields per the kernel's iostats.rst. */
 int ctr_parse_diskstats(const char *text, struct ctr_set *s);
-/* Read <root>/proc/diskstats into s.  -1 with "path: what" in err. */
-int ctr_read_disk(const char *root, struct ctr_set *s, char *err,
-                  size_t errlen);
 
 struct ctr_reader;
 

@@ -14,8 +14,6 @@
  * are rates and ratios of these over an interval: docs/counters.md.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "counters.h"
@@ -81,15 +79,7 @@ int ctr_parse_diskstats(const char *text, struct ctr_set *s)
       errno = EINVAL;
       return -1;
     }
-    for(n = 0; n < 17; n++) {
-      char *e;
-      while(*q == ' ' || *q == '\t')
-        q++;
-      if(*q < '0' || *q > '9')
-        break;
-      v[n] = strtoull(q, &e, 10);
-      q = e;
-    }
+    n = ctr_numbers(q, v, 17);
     if(n < 11) {  /* every kernel since 2.6.25 gives 11 */
       errno = EINVAL;
       return -1;
@@ -101,24 +91,4 @@ int ctr_parse_diskstats(const char *text, struct ctr_set *s)
     }
   }
   return 0;
-}
-
-int ctr_read_disk(const char *root, struct ctr_set *s, char *err,
-                  size_t errlen)
-{
-  char path[1024], *buf = NULL;
-  size_t cap = 0;
-  snprintf(path, sizeof(path), "%s/proc/diskstats", root ? root : "");
-  if(ctr_read_file(path, &buf, &cap, NULL)) {
-    if(root && root[0] && errno == ENOENT)
-      return 0;  /* a recorded tree without it: no disks, like rdma */
-    snprintf(err, errlen, "%s: %s", path, strerror(errno));
-    return -1;
-  }
-  int rc = ctr_parse_diskstats(buf, s);
-  if(rc)
-    snprintf(err, errlen, "%s: %s", path,
-             errno == ENOMEM ? "out of memory" : "unexpected format");
-  free(buf);
-  return rc;
 }

@@ -65,8 +65,7 @@ const char *ctr_word(const char *p, char *key, size_t len)
   return p;
 }
 
-/* Up to max unsigned decimals from p; returns how many were read. */
-static int numbers(const char *p, unsigned long long *v, int max)
+int ctr_numbers(const char *p, unsigned long long *v, int max)
 {
   int got = 0;
   while(got < max) {
@@ -100,7 +99,7 @@ int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
       unsigned long long v[CTR_CPU_FIELDS] = { 0 };
       if(!(want & CTR_STAT_CPU))
         continue;
-      if(numbers(rest, v, CTR_CPU_FIELDS) < 4) {
+      if(ctr_numbers(rest, v, CTR_CPU_FIELDS) < 4) {
         errno = EINVAL;
         return -1;
       }
@@ -127,7 +126,7 @@ int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
         name = "intr.total";
       if(!name)
         continue;
-      if(numbers(rest, &v, 1) != 1) {
+      if(ctr_numbers(rest, &v, 1) != 1) {
         errno = EINVAL;
         return -1;
       }

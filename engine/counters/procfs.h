@@ -12,6 +12,8 @@
 /* First whitespace-separated word of p into key (cut at len - 1);
  * returns what follows it. */
 const char *ctr_word(const char *p, char *key, size_t len);
+/* Up to max unsigned decimals from p; returns how many were read. */
+int ctr_numbers(const char *p, unsigned long long *v, int max);
 
 /* CPU fields, in /proc/stat order, as named in the series. */
 #define CTR_CPU_FIELDS 8

@@ -85,7 +85,7 @@ static void test_diskstats(void)
   struct ctr_set s;
   char err[256], *buf = NULL;
   ctr_set_init(&s);
-  CHECK(ctr_read_disk(FIXTURES "/host", &s, err, sizeof(err)) == 0);
+  CHECK(ctr_snapshot(FIXTURES "/host", CTR_SRC_DISK, 0, NULL, &s, err, sizeof(err)) == 0);
   CHECK(get(&s, "disk.vda.read_ios") == 1165051);
   CHECK(get(&s, "disk.vda.read_bytes") == 316316866.0 * 512);
   CHECK(get(&s, "disk.vda.write_ticks") == 523264);
@@ -118,12 +118,13 @@ static void test_diskstats(void)
   CHECK(get(&s, "disk.sdz.in_queue") == 11);
   ctr_set_clear(&s);
   /* the qemu guest's own file: md arrays and NVMe namespaces */
-  CHECK(ctr_read_disk(FIXTURES "/numa-4p4", &s, err, sizeof(err)) == 0);
+  CHECK(ctr_snapshot(FIXTURES "/numa-4p4", CTR_SRC_DISK, 0, NULL, &s, err,
+                     sizeof(err)) == 0);
   CHECK(get(&s, "disk.md0.write_ios") > 0);
   CHECK(get(&s, "disk.nvme0n1.read_ios") > 0);
   ctr_set_clear(&s);
   /* a recorded tree without the file has no disks; the live host must */
-  CHECK(ctr_read_disk(FIXTURES, &s, err, sizeof(err)) == 0 && s.n == 0);
+  CHECK(ctr_snapshot(FIXTURES, CTR_SRC_DISK, 0, NULL, &s, err, sizeof(err)) == 0 && s.n == 0);
   free(buf);
   ctr_set_free(&s);
 }
