@@ -63,8 +63,7 @@ struct ctr_sampler {
   pthread_cond_t cv;
   struct ctr_set *platest;    /* one per Prometheus source */
   struct ctr_set *pspare;     /* and the one its next scrape fills */
-  /* per source: scrapes into platest, and the last one a snapshot took */
-  unsigned long *pgen, *pseen;
+  unsigned char *pfresh;      /* per source: a scrape no snapshot took yet */
   char *errors[MAX_ERRORS];
   size_t nerrors;
 };
@@ -127,7 +126,7 @@ static int scrape_all(struct ctr_sampler *s, char *err, size_t errlen)
     t = s->platest[i];
     s->platest[i] = *tmp;
     *tmp = t;
-    s->pgen[i]++;
+    s->pfresh[i] = 1;
     pthread_mutex_unlock(&s->mu);
   }
   return rc;
@@ -148,9 +147,9 @@ static int take(struct ctr_sampler *s, char *err, size_t errlen)
     return -1;
   pthread_mutex_lock(&s->mu);
   for(size_t i = 0; i < s->o.nprom; i++) {
-    if(s->pseen[i] == s->pgen[i] && s->cols.n)
+    if(!s->pfresh[i])
       continue;
-    s->pseen[i] = s->pgen[i];
+    s->pfresh[i] = 0;
     for(size_t k = 0; k < s->platest[i].n; k++)
       if(ctr_set_add(&s->snap, s->platest[i].names[k],
                      s->platest[i].vals[k], s->platest[i].kinds[k])) {
@@ -338,9 +337,8 @@ static int copy_prom(struct ctr_sampler *s)
   s->prom = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->prom));
   s->platest = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->platest));
   s->pspare = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->pspare));
-  s->pgen = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->pgen));
-  s->pseen = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->pseen));
-  if(!s->prom || !s->platest || !s->pspare || !s->pgen || !s->pseen)
+  s->pfresh = calloc(s->o.nprom ? s->o.nprom : 1, sizeof(*s->pfresh));
+  if(!s->prom || !s->platest || !s->pspare || !s->pfresh)
     return -1;
   for(size_t i = 0; i < s->o.nprom; i++) {
     const struct ctr_prom_src *p = &s->o.prom[i];
@@ -657,8 +655,7 @@ void ctr_sampler_free(struct ctr_sampler **sp)
   free(s->prom);
   free(s->platest);
   free(s->pspare);
-  free(s->pgen);
-  free(s->pseen);
+  free(s->pfresh);
   ctr_reader_close(&s->rd);
   for(size_t i = 0; s->eth && s->eth[i]; i++)
     free(s->eth[i]);
