@@ -599,13 +599,15 @@ static int start_job(struct server_ctx *x, struct srv_state *st,
 {
   uint64_t seq = j->h.seq;
   int e = EAGAIN, tries;
-  x->starting = j;   /* a spare forked now closes its fds */
   for(tries = 0; tries < 3; tries++) {
     pid_t pid;
     int cfd;
     errno = 0;
-    if(!x->spare)
+    if(!x->spare) {
+      x->starting = j;   /* a spare forked now closes its fds */
       spare_start(x);
+      x->starting = NULL;
+    }
     if(!x->spare) {
       e = errno ? errno : EAGAIN;
       break;
@@ -622,7 +624,6 @@ static int start_job(struct server_ctx *x, struct srv_state *st,
     rep[npre].at_ns = strata_now_ns();
     if(full_io(sock, rep, (size_t)(npre + 1) * sizeof(*rep), 1)) {
       close(cfd);
-      x->starting = NULL;
       job_free(j);
       return -1;
     }
@@ -637,7 +638,6 @@ static int start_job(struct server_ctx *x, struct srv_state *st,
       st->cfd = cfd;
       st->afd = j->fd[1];
       j->fd[1] = -1;
-      x->starting = NULL;
       job_free(j);
       return 0;
     }
@@ -646,7 +646,6 @@ static int start_job(struct server_ctx *x, struct srv_state *st,
     close(cfd);
     spare_drop(x);
   }
-  x->starting = NULL;
   job_free(j);
   rep[npre] = no_run(seq, e);
   return full_io(sock, rep, (size_t)(npre + 1) * sizeof(*rep), 1);
