@@ -154,6 +154,35 @@ local function criteria_text(t, model)
 end
 M.criteria_text = criteria_text
 
+-- What the site's scale: cut in a test, from its cells' notes ("scaled by
+-- the site (scale.max_object_mb): object size 4096 MiB -> 64 MiB"): the
+-- Summary's Title says it beside the RUNBOOK's full-size title, so a
+-- scaled row never reads as the full-size one (docs/specs.md, section 8).
+-- nil when nothing was cut.
+local SCALED = "^scaled by the site %(([^)]*)%): (.*)$"
+local SCALED_SHOWN = 3            -- cuts named on the Summary; the rest on
+                                  -- the test's own sheet
+local function scaled_text(t, model)
+  local cuts, seen = {}, {}
+  for _, r in ipairs(model.results or {}) do
+    if r.id == t.id then
+      for _, n in ipairs(r.notes or {}) do
+        local _, what = tostring(n):match(SCALED)
+        if what and not seen[what] then
+          seen[what] = true
+          cuts[#cuts + 1] = what
+        end
+      end
+    end
+  end
+  if #cuts == 0 then return nil end
+  local shown = { table.unpack(cuts, 1, SCALED_SHOWN) }
+  local more = #cuts - #shown
+  return "scaled: " .. table.concat(shown, "; ")
+    .. (more > 0 and ("; %d more on its sheet"):format(more) or "")
+end
+M.scaled_text = scaled_text
+
 -- The Summary's table of tests: one entry per column (header, width, the
 -- value of a test, its format).  A new column is one more entry.
 -- Formats: text, wrap, status, number (fitted to the value), "0", "0.0",
@@ -165,7 +194,10 @@ local SUMMARY_COLS = {
   { header = "Status", width = 12, format = "status",
     get = function(t) return t.status end },
   { header = "Title", width = 34, format = "wrap",
-    get = function(t) return t.title end },
+    get = function(t, model)
+      local cut = scaled_text(t, model)
+      return cut and (("%s (%s)"):format(t.title or "", cut)) or t.title
+    end },
   { header = "Measured", width = 30, format = "wrap",
     get = function(t) return t.headline end },
   { header = "Value", width = 12, format = "number",
