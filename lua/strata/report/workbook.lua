@@ -218,6 +218,10 @@ local SUMMARY_COLS = {
 }
 M.SUMMARY_COLS = SUMMARY_COLS
 
+-- Characters of bold 12-point text a line of the merged A:G holds (their
+-- fixed widths, 160 characters of the default font, less a margin).
+local STAMP_LINE = 110
+
 local function write_summary(ctx, model, detail_sheets)
   local F, run = ctx.F, model.run or {}
   local S = sheets.new(ctx, "Summary")
@@ -230,8 +234,16 @@ local function write_summary(ctx, model, detail_sheets)
   if run.started then sub[#sub + 1] = tostring(run.started) end
   if run.version then sub[#sub + 1] = "strata " .. tostring(run.version) end
   S:put(1, 0, table.concat(sub, "  \u{00B7}  "), F.subtitle)
-  -- site.stamp (the lab's: what its figures are worth)
-  if run.stamp then S:put(2, 0, tostring(run.stamp), F.msg_bad) end
+  -- site.stamp (the lab's: what its figures are worth), merged across A:G
+  -- with a row tall enough for it: wrapped in column A alone it was ten
+  -- lines in a 15-point row, which LibreOffice draws over the title rows
+  -- and the verdict (docs/report.md, "Checked in LibreOffice")
+  if run.stamp then
+    local text = tostring(run.stamp)
+    local len = utf8.len(text) or #text
+    ws:set_row(2, math.max(20, 17 * math.ceil(len / STAMP_LINE)))
+    S:merge(2, 0, 2, 6, text, F.msg_bad)
+  end
 
   -- The verdict, big, and what it rests on (strata.verdict's message).
   local verdict_ = tostring(model.verdict or "NO VERDICT")
