@@ -6,6 +6,8 @@ The convention (docs/specs.md says it at the top):
   ```lua   a whole spec file: `strata check` passes with it among the shipped
            specs (which provide what it `needs`), and every global it reads
            exists in a spec's environment
+  ```yaml  a thresholds block loads as a --profile, a site fragment (merged
+           over specs/site.example.yaml) as a --site, with `strata check`
   ```text  display only: API listings, shapes, fragments, synopses; not run
   any block, whatever its info string: every `X.name` where X is a
            `require "strata.Y"` of that page names something module Y has
@@ -168,6 +170,60 @@ class Lua(unittest.TestCase):
         self.assertEqual(p.returncode, 0, "%s: strata check: %s%s"
                          % (where, p.stdout, p.stderr))
         self.assertIn("ok: ", p.stdout)
+
+    @staticmethod
+    def site_with(path, text):
+        """specs/site.example.yaml with the block's keys merged over it."""
+        import yaml
+
+        def merge(a, b):
+            for k, v in b.items():
+                if isinstance(v, dict) and isinstance(a.get(k), dict):
+                    merge(a[k], v)
+                else:
+                    a[k] = v
+            return a
+        with open(os.path.join(SRC, "specs", "site.example.yaml")) as f:
+            site = merge(yaml.safe_load(f), yaml.safe_load(text))
+        with open(path, "w") as f:
+            yaml.safe_dump(site, f)
+        return path
+
+    def test_yaml(self):
+        """```yaml blocks: a thresholds block (its keys are test IDs) loads
+        as a --profile over the shipped thresholds with no unknown test; a
+        site block (any other keys) loads as the --site of the shipped
+        specs, merged over specs/site.example.yaml (its scale: checked
+        against their matrices)."""
+        ids = set()
+        for f in glob.glob(os.path.join(SRC, "specs", "**", "*.lua"),
+                           recursive=True):
+            with open(f) as h:
+                ids.update(re.findall(r'\bid\s*=\s*"([^"]+)"', h.read()))
+        n = 0
+        for page in PAGES:
+            for line, info, text in blocks(page):
+                if info.split()[:1] != ["yaml"]:
+                    continue
+                n += 1
+                where = "%s:%d" % (rel(page), line)
+                with self.subTest(block=where):
+                    tmp = tempfile.mkdtemp(prefix="strata-docs-yaml-")
+                    self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+                    path = os.path.join(tmp, "block.yaml")
+                    with open(path, "w") as f:
+                        f.write(text)
+                    keys = re.findall(r"^([\w.-]+):", text, re.M)
+                    if keys and all(k in ids for k in keys):
+                        args = ["--site", "specs/site.example.yaml",
+                                "--profile", path]
+                    else:  # a site fragment: over the example site file
+                        args = ["--site", self.site_with(path, text)]
+                    p = strata("check", "specs", *args, cwd=SRC)
+                    self.assertEqual(p.returncode, 0, "%s: strata check %s: "
+                                     "%s" % (where, " ".join(args), p.stderr))
+                    self.assertNotIn("no loaded spec defines", p.stderr, where)
+        self.assertGreater(n, 0)
 
     def test_module_members(self):
         wanted = {}  # module -> {name: [where]}
