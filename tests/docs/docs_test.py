@@ -252,12 +252,14 @@ class Lua(unittest.TestCase):
 
 
 # How each documented strata command is checked here.  "run": for real in
-# the page's sandbox.  "parse": through the command's own option table and,
-# for run, the same loading of specs, site, thresholds, profile and --set
-# as the real command (tests/docs/probe.lua), stopped before anything
-# starts: these need the lab's qemu guests (the lab label runs `strata run
-# --lab` for real), a Slurm allocation (the fleet label's bed runs the fleet
-# lines), or a site's cluster (the whole runbook, an S3 endpoint).
+# the page's sandbox.  "alloc": a fleet run, for real outside any Slurm
+# allocation: it loads and plans everything, then stops there (exit 2; the
+# fleet label's Slurm bed runs fleet runs).  "parse": through the command's
+# own option table and, for run, the same loading of specs, site,
+# thresholds, profile and --set as the real command (tests/docs/probe.lua),
+# stopped before anything starts: these need the lab's qemu guests (the lab
+# label runs `strata run --lab` for real) or a site's cluster (the whole
+# runbook, an S3 endpoint).
 def how(argv):
     cmd = argv[0]
     if cmd == "run":
