@@ -84,20 +84,15 @@ end
 -- The tests a thresholds file names that no loaded spec defines: a typo,
 -- or specs left out of this run (`strata check --site F specs/s3` with the
 -- whole runbook's thresholds).  One line per file, not one per test: the
--- count and the first few IDs with their lines.
+-- count and the first few IDs with their lines.  Reads the file's keys
+-- itself (thresholds.load is called without `known`, so it says nothing).
 local UNLOADED_SHOWN = 5
-local function warn_unloaded(file, crit, by_id)
+local function warn_unloaded(file, known)
+  local doc, lines = spec.protect(yaml.load_file, file)
   local ids = {}
-  for id, metrics in pairs(crit) do
-    if not by_id[id] then
-      local line
-      for _, ops in pairs(metrics) do
-        for _, o in pairs(ops) do
-          local n = tonumber(tostring(o.source):match(":(%d+)$"))
-          if n and (not line or n < line) then line = n end
-        end
-      end
-      ids[#ids + 1] = { id = id, line = line or 0 }
+  for id in pairs(type(doc) == "table" and doc or {}) do
+    if not known[id] then
+      ids[#ids + 1] = { id = tostring(id), line = (lines[doc] or {})[id] or 0 }
     end
   end
   if #ids == 0 then return end
@@ -150,7 +145,7 @@ function M.load(opts)
     -- tests the file names but no loaded spec defines: a typo, or specs
     -- left out of this run; only `strata check` warns about them
     file_crit = thresholds.load(tfile)
-    if opts.warn_unknown then warn_unloaded(tfile, file_crit, by_id) end
+    if opts.warn_unknown then warn_unloaded(tfile, by_id) end
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
   end
   -- a profile (--profile, e.g. the lab's) replaces the criteria of the
@@ -160,7 +155,7 @@ function M.load(opts)
       spec.error(opts.profile, "thresholds profile not found")
     end
     local prof = thresholds.load(opts.profile)
-    if opts.warn_unknown then warn_unloaded(opts.profile, prof, by_id) end
+    if opts.warn_unknown then warn_unloaded(opts.profile, by_id) end
     for id, metrics in pairs(prof) do
       file_crit[id] = file_crit[id] or {}
       for metric, ops in pairs(metrics) do file_crit[id][metric] = ops end

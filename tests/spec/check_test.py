@@ -46,7 +46,7 @@ class Unloaded(Tmp):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.warnings(p), [
             "strata: warning: %s: names a test no loaded spec defines: "
-            "Q2 (line 4) (specs left out of this run, or a typo)"
+            "Q2 (line 3) (specs left out of this run, or a typo)"
             % self.path("thresholds.yaml")])
 
 
