@@ -284,7 +284,7 @@ PENDING = {
     "--set FLEET.node_ratio.min=0.85": (
         "no loaded spec defines test 'FLEET'",
         "issue 26 item 2: the fleet's outlier tolerance becomes a criterion "
-        "resolved like any other (branches i26-core, i26-rules)"),
+        "resolved like any other (branch i28-fleet: fleet.model.TEST)"),
 }
 
 # Exit codes that mean the command ran as documented (1 is a verdict: the
