@@ -6,6 +6,7 @@ local M = {}
 -- Status colours (fill, font): Office's good/bad/neutral and kin.
 M.STATUS_COLORS = {
   PASS = { bg = "#C6EFCE", fg = "#006100" },
+  WARN = { bg = "#FFD966", fg = "#7F6000" },   -- amber: passed, past a warn limit
   FAIL = { bg = "#FFC7CE", fg = "#9C0006" },
   ERROR = { bg = "#8B0000", fg = "#FFFFFF" },
   BLOCKED = { bg = "#F4B183", fg = "#833C0B" },

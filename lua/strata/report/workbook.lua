@@ -214,9 +214,13 @@ local function write_summary(ctx, model, detail_sheets)
   local counts = verdict.counts(model.tests)
   local r = 5
   for _, s in ipairs(verdict.STATUSES) do
-    S:put(r, 0, s, F.for_status(s))
-    S:put(r, 1, counts[s], F.count)
-    r = r + 1
+    -- WARN only in a run that has warnings (a run without keeps the
+    -- layout it always had)
+    if s ~= "WARN" or counts.WARN > 0 then
+      S:put(r, 0, s, F.for_status(s))
+      S:put(r, 1, counts[s], F.count)
+      r = r + 1
+    end
   end
   S:put(r, 0, "Total", F.key)
   S:put(r, 1, counts.total, F.count)
