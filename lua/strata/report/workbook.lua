@@ -154,6 +154,35 @@ local function criteria_text(t, model)
 end
 M.criteria_text = criteria_text
 
+-- What the site's scale: cut in a test, from its cells' notes ("scaled by
+-- the site (scale.max_object_mb): object size 4096 MiB -> 64 MiB"): the
+-- Summary's Title says it beside the RUNBOOK's full-size title, so a
+-- scaled row never reads as the full-size one (docs/specs.md, section 8).
+-- nil when nothing was cut.
+local SCALED = "^scaled by the site %(([^)]*)%): (.*)$"
+local SCALED_SHOWN = 3            -- cuts named on the Summary; the rest on
+                                  -- the test's own sheet
+local function scaled_text(t, model)
+  local cuts, seen = {}, {}
+  for _, r in ipairs(model.results or {}) do
+    if r.id == t.id then
+      for _, n in ipairs(r.notes or {}) do
+        local _, what = tostring(n):match(SCALED)
+        if what and not seen[what] then
+          seen[what] = true
+          cuts[#cuts + 1] = what
+        end
+      end
+    end
+  end
+  if #cuts == 0 then return nil end
+  local shown = { table.unpack(cuts, 1, SCALED_SHOWN) }
+  local more = #cuts - #shown
+  return "scaled: " .. table.concat(shown, "; ")
+    .. (more > 0 and ("; %d more on its sheet"):format(more) or "")
+end
+M.scaled_text = scaled_text
+
 -- The Summary's table of tests: one entry per column (header, width, the
 -- value of a test, its format).  A new column is one more entry.
 -- Formats: text, wrap, status, number (fitted to the value), "0", "0.0",
@@ -165,7 +194,10 @@ local SUMMARY_COLS = {
   { header = "Status", width = 12, format = "status",
     get = function(t) return t.status end },
   { header = "Title", width = 34, format = "wrap",
-    get = function(t) return t.title end },
+    get = function(t, model)
+      local cut = scaled_text(t, model)
+      return cut and (("%s (%s)"):format(t.title or "", cut)) or t.title
+    end },
   { header = "Measured", width = 30, format = "wrap",
     get = function(t) return t.headline end },
   { header = "Value", width = 12, format = "number",
@@ -186,6 +218,10 @@ local SUMMARY_COLS = {
 }
 M.SUMMARY_COLS = SUMMARY_COLS
 
+-- Characters of bold 12-point text a line of the merged A:G holds (their
+-- fixed widths, 160 characters of the default font, less a margin).
+local STAMP_LINE = 110
+
 local function write_summary(ctx, model, detail_sheets)
   local F, run = ctx.F, model.run or {}
   local S = sheets.new(ctx, "Summary")
@@ -198,8 +234,16 @@ local function write_summary(ctx, model, detail_sheets)
   if run.started then sub[#sub + 1] = tostring(run.started) end
   if run.version then sub[#sub + 1] = "strata " .. tostring(run.version) end
   S:put(1, 0, table.concat(sub, "  \u{00B7}  "), F.subtitle)
-  -- site.stamp (the lab's: what its figures are worth)
-  if run.stamp then S:put(2, 0, tostring(run.stamp), F.msg_bad) end
+  -- site.stamp (the lab's: what its figures are worth), merged across A:G
+  -- with a row tall enough for it: wrapped in column A alone it was ten
+  -- lines in a 15-point row, which LibreOffice draws over the title rows
+  -- and the verdict (docs/report.md, "Checked in LibreOffice")
+  if run.stamp then
+    local text = tostring(run.stamp)
+    local len = utf8.len(text) or #text
+    ws:set_row(2, math.max(20, 17 * math.ceil(len / STAMP_LINE)))
+    S:merge(2, 0, 2, 6, text, F.msg_bad)
+  end
 
   -- The verdict, big, and what it rests on (strata.verdict's message).
   local verdict_ = tostring(model.verdict or "NO VERDICT")
