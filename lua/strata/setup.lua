@@ -91,8 +91,10 @@ local function warn_unloaded(file, crit, by_id)
   for id, metrics in pairs(crit) do
     if not by_id[id] then
       local line
-      for _, ops in pairs(metrics) do
-        for _, o in pairs(ops) do
+      for _, entry in pairs(metrics) do
+        -- a limit's operators carry their lines, a group its own
+        local srcs = entry.ops or { entry }
+        for _, o in pairs(srcs) do
           local n = tonumber(tostring(o.source):match(":(%d+)$"))
           if n and (not line or n < line) then line = n end
         end
