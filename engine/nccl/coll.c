@@ -363,7 +363,7 @@ static int check_data(struct run *x, int in_place, long long *wrong)
  * synchronise.  Each timer has a pass of its own: nccl-tests' host clock
  * spans the calls and the synchronise only (it records events only with
  * -I 1), and an event pair recorded inside that span added its host cost
- * to every call's share (bench/nccl/results/2026-12-06-h100-diag: 0.05-0.1
+ * to every call's share (bench/nccl/results/2026-12-06-h100-diag: 0.04-0.2
  * us of a 4 us call on one GPU, probe.c's "nt" against "st"). */
 static int timed(struct run *x, int in_place, int events, double *us)
 {
