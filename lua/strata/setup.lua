@@ -108,6 +108,26 @@ local function warn_unloaded(file, known)
     #ids > #shown and (", and " .. (#ids - #shown) .. " more") or ""))
 end
 
+-- site.storage's submission keys (docs/storage.md, "How it submits"):
+-- fio's own option names, whole numbers 0..1024 (storage.run's bounds),
+-- checked here so a typo stops the run at its line, not at S2.
+local BATCH_KEYS = { "iodepth_batch_submit", "iodepth_batch_complete_min",
+                     "iodepth_batch_complete_max" }
+local function check_storage(site, lines, file)
+  local st = site.storage
+  if type(st) ~= "table" then return end
+  for _, k in ipairs(BATCH_KEYS) do
+    local v = st[k]
+    if v ~= nil and (math.type(v) ~= "integer" or v < 0 or v > 1024) then
+      local n = lines and lines[st] and lines[st][k]
+      spec.error(n and (file .. ":" .. n) or file, "storage.%s must be a "
+                 .. "whole number 0..1024 (fio's option; 0: the iodepth for "
+                 .. "_submit, a poll for _complete_min), got %s", k,
+                 tostring(v))
+    end
+  end
+end
+
 -- opts: paths, site (file), thresholds (file), profile (file overlaid on
 -- the thresholds), set (list of K=V); site_table: the site as a table
 -- already read (a fleet node's, from the launcher) instead of a file
@@ -132,6 +152,7 @@ function M.load(opts)
     s.site, lines = spec.protect(yaml.load_file, opts.site)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
     check_limits(s.site, lines, opts.site)
+    check_storage(s.site, lines, opts.site)
   end
   require("strata.scale").apply(tests, s.site,
     opts.site or (opts.site_table and "the launcher's site file"))
