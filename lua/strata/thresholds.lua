@@ -339,7 +339,8 @@ function M.resolve(tests, by_id, file_crit, sets)
   end
   M.each(list, function(c, parent)
     if not c.members then
-      if parent and c ~= parent.warn and c.metric:find("*", 1, true) then
+      if parent and c ~= parent.warn and c.metric:find("*", 1, true)
+         and not c.metric:match("^cv%(.*%)$") then
         spec.error(c.source, "%s.%s: a member of %s %s names one metric, "
                    .. "not a pattern", c.id, c.metric, parent.metric, parent.op)
       end
@@ -613,13 +614,66 @@ local function judge_group(c, ctx)
   return { ck }
 end
 
+-- A derived metric a criterion may name: "cv(<names>)", the coefficient
+-- of variation in % (population standard deviation / |mean| x 100) of the
+-- numbers of this result that <names> (comma-separated) select: a metric,
+-- a list a spec returned ({ iter_gbps = { 9.8, 10.1, ... } } reads as
+-- iter_gbps.1, iter_gbps.2, ...), or a pattern (lat.*.p99).  Returns the
+-- value, or nil and why.
+local function derived(name, metrics)
+  local args = name:match("^cv%((.*)%)$")
+  if not args then return nil end
+  local xs = {}
+  local function add(v)
+    if type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge then
+      xs[#xs + 1] = v
+    end
+  end
+  for arg in args:gmatch("[^,]+") do
+    arg = arg:match("^%s*(.-)%s*$")
+    if arg:find("*", 1, true) then
+      local names = {}
+      for k in pairs(metrics) do
+        if glob_match(arg, k) then names[#names + 1] = k end
+      end
+      table.sort(names)
+      for _, k in ipairs(names) do add(metrics[k]) end
+    elseif metrics[arg] ~= nil then
+      add(metrics[arg])
+    else
+      for i = 1, math.huge do
+        local v = metrics[arg .. "." .. i]
+        if v == nil then break end
+        add(v)
+      end
+    end
+  end
+  if #xs < 2 then
+    return false, ("%s: %d number%s to compare, 2 or more needed"):format(
+      name, #xs, #xs == 1 and "" or "s")
+  end
+  local sum = 0
+  for _, x in ipairs(xs) do sum = sum + x end
+  local mean = sum / #xs
+  if mean == 0 then return false, name .. ": the mean is 0" end
+  local ss = 0
+  for _, x in ipairs(xs) do ss = ss + (x - mean) ^ 2 end
+  return math.sqrt(ss / #xs) / math.abs(mean) * 100
+end
+M.derived = derived
+
 -- The checks of one criterion (several for a pattern like delta.*.x).
 judge_one = function(c, ctx)
   if c.members then return judge_group(c, ctx) end
   local checks = {}
   local limit, why = eval_limit(c.limit, ctx)
-  local names = {}
-  if c.metric:find("*", 1, true) then
+  local names, values = {}, ctx.metrics
+  local dv, dwhy = derived(c.metric, ctx.metrics)
+  if dv ~= nil then
+    -- a derived metric (cv(...)): one value of its own
+    names[1] = c.metric
+    values = { [c.metric] = dv or nil }
+  elseif c.metric:find("*", 1, true) then
     for name in pairs(ctx.metrics) do
       if glob_match(c.metric, name) then names[#names + 1] = name end
     end
@@ -634,7 +688,7 @@ judge_one = function(c, ctx)
       why = "no metric matches " .. c.metric }
   end
   for _, name in ipairs(names) do
-    local v = ctx.metrics[name]
+    local v = values[name]
     local ck = { metric = name, criterion = c.metric, op = c.op,
                  expr = c.expr, limit = limit, value = v, text = text,
                  source = c.source }
@@ -642,7 +696,7 @@ judge_one = function(c, ctx)
       ck.ok, ck.why = false, "cannot evaluate: " .. why
       ck.unresolved = true
     elseif v == nil then
-      ck.ok, ck.why = false, name .. " was not measured"
+      ck.ok, ck.why = false, dwhy or (name .. " was not measured")
     else
       ck.ok = compare(c.op, v, limit)
       if not ck.ok then

@@ -122,7 +122,11 @@ end
 local function headline(metric, units, cells, crits)
   if not metric then
     for _, c in ipairs(crits) do
-      if not c.metric:find("*", 1, true) then metric = c.metric break end
+      -- a metric it reports: no pattern, group or derived cv(...)
+      if not c.metric:find("[*(]") and not c.members then
+        metric = c.metric
+        break
+      end
     end
   end
   if not metric then return nil end

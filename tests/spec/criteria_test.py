@@ -305,5 +305,50 @@ class Warn(Tmp):
         self.assertIn("W1       host     WARN -> PASS  VERDICT BETTER", d.stdout)
 
 
+class Stability(Tmp):
+    def test_ratio_and_cv(self):
+        spec = self.write("s.lua", '''
+test {
+  id = "S1", layer = "host", title = "stable",
+  run = function()
+    return { iter_gbps = { 10, 10.2, 9.8 }, lat_p50_us = 10, lat_p99_us = 25,
+             once = { 5 } }
+  end,
+}
+''')
+        y = self.write("s.yaml", "S1:\n"
+                       '  "cv(iter_gbps)": { max: 5, warn: { max: 1 } }\n'
+                       '  lat_p99_us: { max: "3 * lat_p50_us" }\n'
+                       '  "cv(lat_p50_us, lat_p99_us)": { max: 50 }\n')
+        p = strata("run", spec, "--thresholds", y, "-o", self.path("s.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        res = results(journal(self.path("s.jsonl")))["S1"][0]
+        cks = {c["metric"]: c for c in res["checks"]}
+        cv = cks["cv(iter_gbps)"]
+        # population sd of 10, 10.2, 9.8 over the mean 10, in %
+        self.assertAlmostEqual(cv["value"], (0.08 / 3) ** 0.5 / 10 * 100)
+        self.assertTrue(cv["ok"] and cv["warn"])
+        self.assertEqual(cv["source"], y + ":2")
+        self.assertEqual(res["status"], "WARN")
+        self.assertIn("cv(iter_gbps) = 1.63299, past the warn limit <= 1",
+                      res["reason"])
+        ratio = cks["lat_p99_us"]
+        self.assertEqual((ratio["limit"], ratio["ok"]), (30, True))
+        self.assertEqual(ratio["text"], "lat_p99_us <= 3 x lat_p50_us (= 30)")
+        # 10 and 25: sd 7.5 over the mean 17.5
+        two = cks["cv(lat_p50_us, lat_p99_us)"]
+        self.assertAlmostEqual(two["value"], 7.5 / 17.5 * 100)
+        self.assertTrue(two["ok"])
+        # the ratio fails past 3 x p50; one number is no spread
+        p = strata("run", spec, "--thresholds", y, "--set",
+                   "S1.lat_p99_us.max=2 * lat_p50_us", "--set",
+                   "S1.cv(once).max=5", "-o", self.path("t.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        res = results(journal(self.path("t.jsonl")))["S1"][0]
+        self.assertIn("lat_p99_us = 25, wanted <= 20", res["reason"])
+        self.assertIn("cv(once): 1 number to compare, 2 or more needed",
+                      res["reason"])
+
+
 if __name__ == "__main__":
     unittest.main()
