@@ -217,7 +217,8 @@ function M.plan_record(order, expect, spec_root)
   for i, t in ipairs(order) do
     tests[i] = { id = t.id, layer = t.layer, title = t.title,
                  params = t.params, cells = #spec.cells(t), needs = t.needs,
-                 headline = t.headline, units = t.units, source = t.where }
+                 headline = t.headline, units = t.units, source = t.where,
+                 record_only = t.gate == false or nil }
   end
   return { type = "plan", tests = tests, expect = expect,
            spec_root = spec_root }
@@ -499,7 +500,8 @@ function M.run(order, opts)
     end
     local roll = verdict.test({ id = t.id, layer = t.layer, title = t.title,
       params = t.params, cells = ncells, headline = t.headline,
-      units = t.units, source = t.where }, results[t.id] or {}, crits, true)
+      units = t.units, source = t.where, record_only = t.gate == false or nil },
+      results[t.id] or {}, crits, true)
     rolled[t.id] = roll
     local line = ("[%2d/%d] %-8s %-8s %-40s %-7s %5.1f s"):format(i, total,
       t.id, t.layer, t.title:sub(1, 40), roll.status, core.now() - t0)

@@ -19,10 +19,11 @@ local SYMBOL = { min = ">=", max = "<=", eq = "==", ne = "!=", ["in"] = "in" }
 
 -- Load a thresholds file: { [id] = { [name] = entry } }, each entry as
 -- strata.criteria reads it (a limit with its warn band, or a group), every
--- limit with the file:line of its value.
+-- limit with the file:line of its value; and { [id] = { value, source } }
+-- for each test's `gate: false` (record only).
 function M.load(path, known)
   local doc, lines = spec.protect(yaml.load_file, path)
-  local out = {}
+  local out, gates = {}, {}
   local function at(t, k)
     local l = (lines[t] or {})[k]
     return l and ("%s:%d"):format(path, l) or nil
@@ -40,11 +41,19 @@ function M.load(path, known)
     end
     out[id] = out[id] or {}
     for metric, node in pairs(metrics) do
-      out[id][metric] = criteria.parse(metric, node, at, fail,
-        line(metrics, metric), ("%s.%s"):format(id, tostring(metric)))
+      if metric == "gate" then
+        if type(node) ~= "boolean" then
+          spec.error(line(metrics, metric), "%s.gate: expected true or false "
+                     .. "(false: record only)", id)
+        end
+        gates[id] = { value = node, source = line(metrics, metric) }
+      else
+        out[id][metric] = criteria.parse(metric, node, at, fail,
+          line(metrics, metric), ("%s.%s"):format(id, tostring(metric)))
+      end
     end
   end
-  return out
+  return out, gates
 end
 
 -- "R2.bw_gbps.min=0.9 * site.x" -> id, metric, op, value (or nil = drop)

@@ -350,5 +350,73 @@ test {
                       res["reason"])
 
 
+RECORD_SPEC = '''
+test {
+  id = "R1", layer = "host", title = "fails", gate = false,
+  criteria = { answer = { eq = 43 } },
+  run = function() return { answer = 42 } end,
+}
+test {
+  id = "R2", layer = "verbs", title = "needs R1", needs = { "R1" },
+  criteria = { answer = { eq = 42 } },
+  run = function() return { answer = 42 } end,
+}
+test {
+  id = "R3", layer = "host", title = "fails too",
+  criteria = { answer = { eq = 41 } },
+  run = function() return { answer = 42 } end,
+}
+'''
+
+
+class RecordOnly(Tmp):
+    def run_rec(self, name, *args):
+        spec = self.write("r.lua", RECORD_SPEC)
+        p = strata("run", spec, "-o", self.path(name + ".xlsx"), "--json",
+                   self.path(name + ".json"), "--junit",
+                   self.path(name + ".xml"), *args)
+        with open(self.path(name + ".json")) as f:
+            doc = json.load(f)
+        return p, {t["id"]: t for t in doc["tests"]}, doc
+
+    def test_gate_false_and_no_gate(self):
+        import xml.etree.ElementTree as ET
+        # R3 gates and fails; R1 (gate = false) fails as judged, R2 runs
+        p, tests, doc = self.run_rec("a")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual((tests["R1"]["status"], tests["R2"]["status"]),
+                         ("FAIL", "PASS"))
+        self.assertTrue(tests["R1"]["record_only"])
+        self.assertTrue(tests["R1"]["reason"].startswith(
+            "record only (gates nothing): answer = 42, wanted == 43"))
+        self.assertEqual(doc["lowest_failed"]["id"], "R3")
+        # the thresholds file takes R3 out of the gate too: exit 0
+        y = self.write("t.yaml", "R3:\n  gate: false\n")
+        p, tests, doc = self.run_rec("b", "--thresholds", y)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "PASS")
+        self.assertIn("Record only (gates nothing): 2 tests, as judged 2 FAIL.",
+                      doc["message"])
+        root = ET.parse(self.path("b.xml")).getroot()
+        self.assertEqual(root.get("failures"), "0")
+        case = [c for c in root.iter("testcase") if c.get("name") == "R3"][0]
+        self.assertIsNone(case.find("failure"))
+        props = {x.get("name"): x.get("value") for x in case.find("properties")}
+        self.assertEqual(props, {"strata.status": "FAIL",
+                                 "strata.record_only": "true"})
+        # --no-gate: every test record only, verdict RECORDED, exit 0
+        p, tests, doc = self.run_rec("c", "--no-gate")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "RECORDED")
+        self.assertIn("As judged: FAIL", doc["message"])
+        self.assertEqual([tests[i]["status"] for i in ("R1", "R2", "R3")],
+                         ["FAIL", "PASS", "FAIL"])
+        # a bad gate value names its line
+        y = self.write("t.yaml", "R3:\n  gate: maybe\n")
+        p = strata("check", self.path("r.lua"), "--thresholds", y)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(y + ":2: R3.gate: expected true or false", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
