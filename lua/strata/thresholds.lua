@@ -15,7 +15,11 @@ local criteria = require "strata.criteria"
 
 local M = {}
 
-local SYMBOL = { min = ">=", max = "<=", eq = "==", ne = "!=", ["in"] = "in" }
+local model = require "strata.model"
+
+-- the one operator table (strata.model): ">=" in texts, "<" not holding
+local function SYM(op) return model.symbol(op, "text") end
+local function NOT_SYM(op) return model.symbol(op, "negated") end
 
 -- Load a thresholds file: { [id] = { [name] = entry } }, each entry as
 -- strata.criteria reads it (a limit with its warn band, or a group), every
@@ -244,23 +248,22 @@ local function flatten(id, e, by_id, out)
     local members = {}
     for _, mem in ipairs(e.members) do flatten(id, mem, by_id, members) end
     if #members == 0 then return out end   -- every member dropped (--set)
-    out[#out + 1] = { id = id, metric = e.metric, op = e.group,
-                      members = members, source = e.source }
+    out[#out + 1] = model.criterion { id = id, metric = e.metric,
+      op = e.group, members = members, source = e.source }
     return out
   end
   for _, op in ipairs(OP_ORDER) do
     local x = e.ops[op]
     if x then
       local limit = parse_limit(x.value, by_id)
-      local c = { id = id, metric = e.metric, op = op, value = x.value,
-                  expr = x.value, ref = limit.ref, limit = limit,
-                  source = x.source }
+      local c = model.criterion { id = id, metric = e.metric, op = op,
+        value = x.value, ref = limit.ref, limit = limit, source = x.source }
       local w = e.warn and e.warn[op]
       if w then
         local wl = parse_limit(w.value, by_id)
-        c.warn = { id = id, metric = e.metric, op = op, value = w.value,
-                   expr = w.value, ref = wl.ref, limit = wl,
-                   source = w.source, band = "warn" }
+        c.warn = model.criterion { id = id, metric = e.metric, op = op,
+          value = w.value, ref = wl.ref, limit = wl, source = w.source,
+          band = "warn" }
       end
       out[#out + 1] = c
     end
@@ -437,13 +440,12 @@ M.fmt_value = fmt_value
 
 -- "bw_gbps >= 0.9 x site.rdma.line_rate_gbps"; a group:
 -- "benefit: any of (throughput_x >= 1.1; cpu_lower_pct >= 20)".
-local GROUP_WORDS = { any_of = "any of", all_of = "all of" }
-M.GROUP_WORDS = GROUP_WORDS
+local function group_words(op) return model.GROUPS[op].text end
 function M.text(c)
   if c.members then
     local parts = {}
     for i, mem in ipairs(c.members) do parts[i] = M.text(mem) end
-    return ("%s: %s (%s)"):format(c.metric, GROUP_WORDS[c.op],
+    return ("%s: %s (%s)"):format(c.metric, group_words(c.op),
                                   table.concat(parts, "; "))
   end
   local l = c.limit
@@ -453,7 +455,7 @@ function M.text(c)
   else
     rhs = fmt_value(l.value)
   end
-  return ("%s %s %s"):format(c.metric, SYMBOL[c.op], rhs)
+  return ("%s %s %s"):format(c.metric, SYM(c.op), rhs)
 end
 
 -- Set c.text on a resolved criterion, its warn band and its members.
@@ -534,15 +536,11 @@ local function compare(op, value, limit)
 end
 
 -- The symbol of an operator that did not hold ("8 < 20" for a min).
-local NOT_SYMBOL = { min = "<", max = ">", eq = "!=", ne = "==", ["in"] = "not in" }
 
 -- A limit's check text: its criterion text, and what a reference resolved
 -- to ("bw_gbps >= 0.9 x site.rdma.line_rate_gbps (= 90)").
 local function limit_text(c, limit)
-  if c.limit.kind == "ref" and limit ~= nil then
-    return ("%s (= %s)"):format(c.text, fmt_value(limit))
-  end
-  return c.text
+  return c.text .. model.resolved(c.limit.kind == "ref" and c.ref, limit)
 end
 
 -- The WARN band of a check that held its FAIL limit: ck.warn = true with
@@ -557,7 +555,7 @@ local function judge_warn(ck, w, v, ctx)
   elseif not compare(w.op, v, wl) then
     ck.warn = true
     ck.warn_why = ("%s = %s, past the warn limit %s %s"):format(ck.metric,
-      fmt_value(v), SYMBOL[w.op], fmt_value(wl))
+      fmt_value(v), SYM(w.op), fmt_value(wl))
   end
 end
 
@@ -565,14 +563,14 @@ end
 -- "cpu_lower_pct = 8 < 20", "ttft_better_pct not measured".
 local function phrase(ck)
   if ck.members then
-    return ("%s (%s: %s)"):format(ck.metric, GROUP_WORDS[ck.op], ck.detail)
+    return ("%s (%s: %s)"):format(ck.metric, group_words(ck.op), ck.detail)
   end
   if ck.unresolved then return ck.metric .. ": " .. ck.why end
   if ck.value == nil then return ck.metric .. " not measured" end
   local s = ("%s = %s %s %s"):format(ck.metric, fmt_value(ck.value),
-    ck.ok and SYMBOL[ck.op] or NOT_SYMBOL[ck.op], fmt_value(ck.limit))
+    ck.ok and SYM(ck.op) or NOT_SYM(ck.op), fmt_value(ck.limit))
   if ck.warn then
-    s = s .. (" (warn: %s %s)"):format(NOT_SYMBOL[ck.op], fmt_value(ck.warn_limit))
+    s = s .. (" (warn: %s %s)"):format(NOT_SYM(ck.op), fmt_value(ck.warn_limit))
   end
   return s
 end
@@ -698,9 +696,8 @@ judge_one = function(c, ctx)
   end
   for _, name in ipairs(names) do
     local v = values[name]
-    local ck = { metric = name, criterion = c.metric, op = c.op,
-                 expr = c.expr, limit = limit, value = v, text = text,
-                 source = c.source }
+    local ck = model.check(c, { metric = name, limit = limit, value = v,
+                                text = text })
     if limit == nil then
       ck.ok, ck.why = false, "cannot evaluate: " .. why
       ck.unresolved = true
@@ -710,7 +707,7 @@ judge_one = function(c, ctx)
       ck.ok = compare(c.op, v, limit)
       if not ck.ok then
         ck.why = ("%s = %s, wanted %s %s"):format(name, fmt_value(v),
-                                               SYMBOL[c.op], fmt_value(limit))
+                                               SYM(c.op), fmt_value(limit))
       elseif c.warn then
         judge_warn(ck, c.warn, v, ctx)
       end

@@ -12,6 +12,7 @@
 --                 than planned: the run ended first) and NOT RUN (planned,
 --                 never started).
 local common = require "strata.report.common"
+local model = require "strata.model"
 
 local M = {}
 
@@ -35,20 +36,8 @@ local FAILED = { FAIL = true, ERROR = true }
 local UNMEASURED = { SKIP = true, INCOMPLETE = true, STOPPED = true,
                      ["NOT RUN"] = true }
 
--- "size=4096,qps=1": a cell in its test's parameter order.
--- (Made for every result by the Metrics sheet and JUnit: no list.)
-function M.label(params, cell)
-  if not params or not cell then return "" end
-  local out
-  for _, p in ipairs(params) do
-    local v = cell[p]
-    if v ~= nil then
-      local part = p .. "=" .. fmt(v)
-      out = out and (out .. "," .. part) or part
-    end
-  end
-  return out or ""
-end
+-- "size=4096,qps=1": a cell in its test's parameter order (strata.model).
+M.label = model.label
 
 -- Items of list grouped by item.id (criteria, results), in list order.
 function M.by_test(list)
@@ -130,12 +119,9 @@ local function headline(metric, units, cells, crits)
     end
   end
   if not metric then return nil end
-  local op
-  for _, c in ipairs(crits) do
-    if c.metric == metric and (c.op == "min" or c.op == "max") then
-      op = c.op break
-    end
-  end
+  -- the worst cell: the lowest where higher is better (strata.model)
+  local up = model.better(crits, metric)
+  local op = up == true and "min" or up == false and "max" or nil
   local best, n = nil, 0
   for _, r in ipairs(cells) do
     local v = r.metrics and r.metrics[metric]
@@ -276,14 +262,13 @@ function M.test(info, cells, crits, ended)
     -- shown as judged, marked: it gates neither the run nor its needers
     reason = "record only (gates nothing)" .. (reason and (": " .. reason) or "")
   end
-  return {
-    id = info.id, layer = info.layer, title = info.title, status = status,
-    reason = reason, criteria = resolved_criteria(crits, cells),
+  return model.rollup(info, {
+    status = status, reason = reason,
+    criteria = resolved_criteria(crits, cells),
     headline = htext, headline_value = hvalue, headline_metric = hmetric,
     cells = #cells, cells_planned = planned, cells_skipped = #skipped,
-    params = info.params or {}, duration_s = duration, source = info.source,
-    needs = info.needs, record_only = record_only,
-  }
+    duration_s = duration, record_only = record_only,
+  })
 end
 
 -- The needs gate: nil when every need PASSed, else "BLOCKED"|"SKIP", why.
@@ -470,8 +455,7 @@ end
 
 -- The run model (docs/internals.md) from journal records.
 function M.build(records)
-  local m = { run = {}, inventory = {}, criteria = {}, results = {},
-              tests = {}, layers = require("strata.spec").LAYERS }
+  local m = model.run_model(require("strata.spec").LAYERS)
   local plan, ended
   for _, r in ipairs(records) do
     if r.type == "run" then
@@ -509,9 +493,7 @@ function M.build(records)
   for _, r in ipairs(m.results) do
     if not known[r.id] then
       known[r.id] = true
-      order[#order + 1] = { id = r.id, layer = r.layer, title = r.title,
-        params = r.params or {}, cells = r.cells, headline = r.headline,
-        units = r.units or {}, source = r.source }
+      order[#order + 1] = model.test_info(r)
     end
   end
   local base_by

@@ -775,7 +775,10 @@ function M.write_metrics(ctx, model)
   local S = M.new(ctx, "Metrics")
   S:put(0, 0, "Metrics", F.h1, true)
   S:put(1, 0, "Every value each cell measured (counter deltas are on "
-        .. "Counters). Check: FAIL where a check on that metric failed, WARN where one held past its warn limit, PASS where one passed, blank where the value is only recorded.", F.subtitle, true)
+        .. "Counters). Check: FAIL where a check on that metric failed, "
+        .. (((model.counts or {}).WARN or 0) > 0
+            and "WARN where one held past its warn limit, " or "")
+        .. "PASS where one passed, blank where the value is only recorded.", F.subtitle, true)
   local hr = 3
   local cols = { "Test", "Layer", "Cell", "Metric", "Value", "Unit",
                  "Check" }
