@@ -8,9 +8,10 @@
 -- -> <error>, SKIP -> <skipped>, BLOCKED, STOPPED, INCOMPLETE and NOT RUN
 -- -> <skipped message="STATUS: ...">; the measured metrics and notes go to <system-out>.  WARN
 -- is a passing testcase (nothing in the Ant/Jenkins schema fails or skips
--- a case with a warning) with <properties> (the testcase-level properties
--- Jenkins' JUnit plugin and GitLab read) naming strata.status = WARN and
--- the warning, which also opens its <system-out>.  Raises on a failed write.
+-- a case with a warning) with <properties> (testcase-level properties: the
+-- extension testmoapp/junitxml documents) naming strata.status = WARN and
+-- the warning, which also opens its <system-out>; a record-only case that
+-- did not pass is a passing case the same way (strata.record_only).  Raises on a failed write.
 local common = require "strata.report.common"
 local verdict = require "strata.verdict"
 
