@@ -11,6 +11,7 @@ local command = require "strata.command"
 local compare = require "strata.compare"
 local outputs = require "strata.outputs"
 local redact = require "strata.redact"
+local sev = require "strata.severity"
 
 local M = {
   summary = "run specs and write the workbook (+ journal, JSON, JUnit)",
@@ -35,6 +36,10 @@ PATH: spec files or folders (default: specs/).
   --journal FILE          the journal (default: beside the workbook)
   --fleet slurm           across the nodes of this Slurm allocation, into
                           one fleet workbook (docs/fleet.md)
+  --act drain,resume      with --fleet slurm: drain the nodes the severity
+                          model says to, resume those strata drained that
+                          pass now (docs/fleet.md, "Acting on verdicts")
+  --dry-run               print what --act would run, run nothing
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
                           baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
@@ -45,7 +50,9 @@ run was interrupted), 2 usage or spec/site/threshold file errors.]],
 }
 
 -- check's options plus --fleet (docs/fleet.md)
-M.OPTIONS = setmetatable({ ["--fleet"] = "fleet" }, { __index = command.RUN_OPTIONS })
+M.OPTIONS = setmetatable({ ["--fleet"] = "fleet", ["--act"] = "act",
+                           ["--dry-run"] = { "dry_run", flag = true } },
+                         { __index = command.RUN_OPTIONS })
 
 -- The inventory is taken in a child process, as a cell is: what it
 -- probes (NVML, sysfs, libcurl's version) then neither hangs the run nor
@@ -90,6 +97,10 @@ function M.main(argv)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     if o.lab then return require("strata.cmd.lab").run(argv, o) end
     if o.fleet then return require("strata.fleet.run").main(o, paths, argv) end
+    if o.act or o.dry_run then
+      error(args.usage_error("--act and --dry-run act on a fleet's nodes: "
+                             .. "use them with --fleet (docs/fleet.md)"), 0)
+    end
     local s = setup.load { paths = paths, site = o.site, profile = o.profile,
                            thresholds = o.thresholds, set = o.set }
     local order = runner.plan(s.tests, s.by_id, o.only)
@@ -123,7 +134,8 @@ function M.main(argv)
     j:write { type = "run", version = STRATA_VERSION, argv = argv0,
               host = host, started = core.utc(), files = s.files,
               stamp = type(s.site.site) == "table" and s.site.site.stamp or nil,
-              output = xlsx, journal = jpath, cwd = core.realpath(".") }
+              output = xlsx, journal = jpath, cwd = core.realpath("."),
+              severity = sev.load_record(o.site, s.site, s.thresholds_file) }
     j:write { type = "inventory", data = inventory() }
     local crit = {}
     for _, c in ipairs(s.criteria) do
