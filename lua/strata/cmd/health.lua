@@ -28,6 +28,10 @@ thresholds file).
   --node NAME          this node's Slurm name (default $SLURMD_NODENAME,
                        else the short host name)
   --prometheus FILE    the result as node_exporter textfile gauges
+  --k8s-act label[,taint]  inside a pod: this node's verdict labels and
+                       annotations (and strata's NoSchedule taint while
+                       the model says drain) through the Kubernetes API
+                       (docs/kubernetes.md, "Acting on verdicts")
   -o FILE.xlsx         the workbook (default /tmp/strata-health/NODE.xlsx)
 Exit (NHC's convention): 0 the node may run jobs (PASS, or a warning),
 1 the model says drain, 2 usage or spec errors.]],
@@ -38,12 +42,15 @@ Exit (NHC's convention): 0 the node may run jobs (PASS, or a warning),
 M.PROFILE = { "H1", "H2", "G1", "G2", "R1" }
 
 local OPTIONS = setmetatable({ ["--act"] = "act", ["--dry-run"] = { "dry_run", flag = true },
-                               ["--node"] = "node", ["--prometheus"] = "prometheus" },
+                               ["--node"] = "node", ["--prometheus"] = "prometheus",
+                               ["--k8s-act"] = "k8s_act" },
                              { __index = command.RUN_OPTIONS })
 
 local function node_name(o)
   if o.node then return o.node end
   local n = os.getenv("SLURMD_NODENAME")
+  if n and n ~= "" then return n end
+  n = os.getenv("STRATA_NODE")
   if n and n ~= "" then return n end
   return (core.hostname():gsub("%..*$", ""))
 end
@@ -65,6 +72,30 @@ local function write_prom(path, m, node, d)
   f:write(text)
   f:close()
   assert(os.rename(tmp, path))
+end
+
+-- This node's verdict on its Node object (strata.k8s.act), as the fleet
+-- model would have it: one node, its tests, its lowest failed rung.
+local function k8s_act(o, m, sv, node)
+  local api = require "strata.k8s.api"
+  local kact = require "strata.k8s.act"
+  local modes = kact.modes(o.k8s_act, o.dry_run)
+  local cfg, why = api.in_cluster()
+  if not cfg then
+    io.stderr:write("strata health: --k8s-act: ", why, "\n")
+    return
+  end
+  local tests, cols = {}, {}
+  for _, t in ipairs(m.tests) do tests[t.id] = t; cols[#cols + 1] = { id = t.id } end
+  local fm = { columns = cols, nodes = { { name = node, tests = tests, status = m.verdict,
+                                           lowest_failed = m.lowest_failed } } }
+  local prefix
+  if o.site then
+    local site = require("strata.yaml").load_file(o.site)
+    prefix = ((site.k8s or {}).act or {}).prefix
+  end
+  kact.apply(cfg, sv or { rules = {} }, fm, modes,
+             "health " .. core.utc(nil, "%Y-%m-%dT%H:%M:%SZ"), { prefix = prefix })
 end
 
 function M.main(argv)
@@ -98,6 +129,7 @@ function M.main(argv)
       local row = res.nodes[1]
       if row.error then io.stderr:write("strata health: ", row.command, ": ", row.error, "\n") end
     end
+    if o.k8s_act then k8s_act(o, m, sv, node) end
     io.stderr:write(("strata health: %s: %s in %.1f s\n"):format(node, d.action, core.now() - t0))
     if d.action == "drain" then
       io.stdout:write(("ERROR strata: Health check failed: %s %s (%s)%s\n"):format(

@@ -36,9 +36,14 @@ PATH: spec files or folders (default: specs/).
   --journal FILE          the journal (default: beside the workbook)
   --fleet slurm           across the nodes of this Slurm allocation, into
                           one fleet workbook (docs/fleet.md)
+  --fleet k8s             inside a pod: each agent node's own rungs as a
+                          Job pinned to it (docs/kubernetes.md)
   --act drain,resume      with --fleet slurm: drain the nodes the severity
                           model says to, resume those strata drained that
                           pass now (docs/fleet.md, "Acting on verdicts")
+  --act label,taint       with --fleet k8s: verdict labels/annotations on
+                          each Node, strata's NoSchedule taint while the
+                          model says drain
   --dry-run               print what --act would run, run nothing
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
@@ -96,6 +101,7 @@ function M.main(argv)
     local o, paths = args.parse(argv, M.OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     if o.lab then return require("strata.cmd.lab").run(argv, o) end
+    if o.fleet == "k8s" then return require("strata.k8s.fleet").main(o, paths, argv) end
     if o.fleet then return require("strata.fleet.run").main(o, paths, argv) end
     if o.act or o.dry_run then
       error(args.usage_error("--act and --dry-run act on a fleet's nodes: "

@@ -278,7 +278,7 @@ end
 function M.main(o, paths, argv)
   if o.fleet ~= "slurm" then
     error(require("strata.args").usage_error(
-      ("--fleet %s: the scheduler must be slurm"):format(tostring(o.fleet))), 0)
+      ("--fleet %s: the scheduler must be slurm or k8s"):format(tostring(o.fleet))), 0)
   end
   local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
                          profile = o.profile, set = o.set }
