@@ -113,6 +113,19 @@ doc = json.load(open(os.path.join(tmp, "faulty.json")))
 a = {x["node"]: x for x in doc["act"]["nodes"]}
 check(a["gpu-node-2"]["action"] == "drain" and "tainted" in (a["gpu-node-2"].get("done") or ""),
       "JSON act: gpu-node-2 drain, labelled and tainted")
+# the health profile's pod: NHC's exit and line, the textfile, the labels
+check(open(os.path.join(tmp, "health.rc")).read().strip() == "1"
+      and open(os.path.join(tmp, "health.out")).read().startswith(
+          "ERROR strata: Health check failed: FT2 FAIL"), "strata health on faulty gpu-node-1: exit 1")
+prom = open(os.path.join(tmp, "health.prom")).read()
+check('strata_test_pass{host="gpu-node-1",layer="host",status="FAIL",test="FT2"} 0' in prom
+      and 'strata_health_action{action="drain",host="gpu-node-1"} 1' in prom,
+      "the textfile: a gauge per node and rung, and the action")
+last = [p for p in reqs(os.path.join(tmp, "state", "requests.jsonl")) if p["method"] == "PATCH"][-1]
+check(last["path"].endswith("/gpu-node-1")
+      and last["body"]["metadata"]["labels"].get("strata/verdict") == "FAIL"
+      and last["body"]["metadata"]["annotations"]["strata/run"].startswith("health "),
+      "the health pod labelled its own node FAIL")
 # the opt-in manifests
 man = sorted(glob.glob(os.path.join(tmp, "manifests", "*.yaml")))
 names = [os.path.basename(x) for x in man]

@@ -39,6 +39,15 @@ cp "$tmp/state/requests.jsonl" "$tmp/requests-dry.jsonl" 2>/dev/null || : > "$tm
 run faulty --act label,taint
 rm "$tmp/faults/gpu-node-2"
 run fixed --act label,taint
+# the health CronJob's command on one node (as its pod runs it): the
+# textfile gauges and the node's labels through the same API
+touch "$tmp/faults/gpu-node-1"
+hrc=0
+STRATA_NODE=gpu-node-1 "$strata" health --k8s-act label --site "$tmp/site.yaml" \
+  --set H1.load1_per_cpu.max=none --only H1 --only FT2 -o "$tmp/health.xlsx" \
+  --prometheus "$tmp/health.prom" "$src/specs/host" "$src/tests/fleet/specs" \
+  > "$tmp/health.out" 2> "$tmp/health.err" || hrc=$?
+echo "$hrc" > "$tmp/health.rc"
 "$strata" k8s render --site "$tmp/site.yaml" -o "$tmp/manifests" "$src/specs" 2> "$tmp/render.err" ||
   { cat "$tmp/render.err"; exit 1; }
 /usr/bin/python3 "$src/tests/k8s/fleet_check.py" "$src" "$tmp"
