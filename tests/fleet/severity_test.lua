@@ -74,5 +74,18 @@ local states = act.parse_states and act.parse_states(
   "NodeName=n2 Arch=x86_64 State=IDLE+DRAIN ThreadsPerCore=1 Reason=strata R2 FAIL 2026 job 3 [root@2026-12-06T05:00:00]\n")
 check(states == nil or (states.n2.reason == "strata R2 FAIL 2026 job 3" and states.n2.drain),
       "scontrol show node -o: the reason without [user@time]")
+-- Kubernetes labels: a PASS node whose decision came from a WARN is WARN
+local kact = require "strata.k8s.act"
+local lp = kact.label_patch("strata", { status = "PASS" }, { action = "warn", id = "H1", status = "WARN" }, "RUN")
+check(lp.metadata.labels["strata/verdict"] == "WARN" and lp.metadata.labels["strata/lowest-failed-rung"] == "none",
+      "k8s label: PASS with a WARN test -> WARN, no failed rung")
+lp = kact.label_patch("strata", { status = "FAIL", lowest_failed = { layer = "verbs", id = "R2", status = "FAIL" } },
+                      { action = "drain", id = "R2", status = "FAIL" }, "RUN")
+check(lp.metadata.labels["strata/verdict"] == "FAIL" and lp.metadata.annotations["strata/lowest-failed-rung"] == "verbs R2 FAIL",
+      "k8s label: FAIL, annotation names the test")
+check(kact.label_value("NOT RUN") == "NOT-RUN" and kact.label_value("-x-") == "x", "label values made legal")
+local nt = kact.taints({ spec = { taints = { { key = "other", effect = "NoSchedule" } } } }, "strata", true)
+check(#nt == 2 and nt[2].key == "strata/verdict" and nt[1].key == "other", "taint added beside another")
+check(kact.taints({ spec = { taints = { { key = "other" } } } }, "strata", false) == nil, "no taint, none wanted: no PATCH")
 print(fails == 0 and "all ok" or (fails .. " failed"))
 os.exit(fails == 0 and 0 or 1)

@@ -54,11 +54,16 @@ M.label_value = label_value
 function M.label_patch(prefix, node, d, run_id)
   local lf = node.lowest_failed
   local rung = lf and lf.layer or "none"
+  -- a node that passes with warnings (strata.verdict keeps it PASS) is
+  -- WARN on its label when the model's decision came from a WARN, as
+  -- Autopilot's PASS|WARN|EVICT labels tell the two apart
+  local verdict = node.status
+  if verdict == "PASS" and d.status == "WARN" then verdict = "WARN" end
   local why = lf and ("%s %s %s"):format(lf.layer, lf.id, lf.status) or "none"
   return { metadata = {
-    labels = { [prefix .. "/verdict"] = label_value(node.status),
+    labels = { [prefix .. "/verdict"] = label_value(verdict),
                [prefix .. "/lowest-failed-rung"] = label_value(rung) },
-    annotations = { [prefix .. "/verdict"] = tostring(node.status),
+    annotations = { [prefix .. "/verdict"] = tostring(verdict),
                     [prefix .. "/lowest-failed-rung"] = why,
                     [prefix .. "/run"] = run_id,
                     [prefix .. "/action"] = d.action .. (d.id and (" (%s %s)"):format(d.id, d.status) or "") } } }
