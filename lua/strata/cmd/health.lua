@@ -127,7 +127,8 @@ function M.main(argv)
       local res = act.apply(sv or { rules = {} }, { { name = node, tests = m.tests } }, modes,
                             "health " .. core.utc(nil, "%Y-%m-%dT%H:%M:%SZ"))
       local row = res.nodes[1]
-      if row.error then io.stderr:write("strata health: ", row.command, ": ", row.error, "\n") end
+      if row.error then io.stderr:write("strata health: ", row.command, ": ", row.error, "\n")
+      elseif row.why then io.stderr:write("strata health: ", node, ": ", row.why, "\n") end
     end
     if o.k8s_act then k8s_act(o, m, sv, node) end
     io.stderr:write(("strata health: %s: %s in %.1f s\n"):format(node, d.action, core.now() - t0))
