@@ -81,6 +81,60 @@ local function check_limits(site, lines, file)
   end
 end
 
+-- The tests a thresholds file names that no loaded spec defines: a typo,
+-- or specs left out of this run (`strata check --site F specs/s3` with the
+-- whole runbook's thresholds).  One line per file, not one per test: the
+-- count and the first few IDs with their lines.
+local UNLOADED_SHOWN = 5
+local function warn_unloaded(file, crit, by_id)
+  local ids = {}
+  for id, metrics in pairs(crit) do
+    if not by_id[id] then
+      local line
+      for _, entry in pairs(metrics) do
+        -- a limit's operators carry their lines, a group its own
+        local srcs = entry.ops or { entry }
+        for _, o in pairs(srcs) do
+          local n = tonumber(tostring(o.source):match(":(%d+)$"))
+          if n and (not line or n < line) then line = n end
+        end
+      end
+      ids[#ids + 1] = { id = id, line = line or 0 }
+    end
+  end
+  if #ids == 0 then return end
+  table.sort(ids, function(a, b) return a.line < b.line end)
+  local shown = {}
+  for i = 1, math.min(#ids, UNLOADED_SHOWN) do
+    shown[i] = ("%s (line %d)"):format(ids[i].id, ids[i].line)
+  end
+  io.stderr:write(("strata: warning: %s: %s no loaded spec defines: %s%s "
+    .. "(specs left out of this run, or a typo)\n"):format(file,
+    #ids == 1 and "names a test" or ("names " .. #ids .. " tests"),
+    table.concat(shown, ", "),
+    #ids > #shown and (", and " .. (#ids - #shown) .. " more") or ""))
+end
+
+-- site.storage's submission keys (docs/storage.md, "How it submits"):
+-- fio's own option names, whole numbers 0..1024 (storage.run's bounds),
+-- checked here so a typo stops the run at its line, not at S2.
+local BATCH_KEYS = { "iodepth_batch_submit", "iodepth_batch_complete_min",
+                     "iodepth_batch_complete_max" }
+local function check_storage(site, lines, file)
+  local st = site.storage
+  if type(st) ~= "table" then return end
+  for _, k in ipairs(BATCH_KEYS) do
+    local v = st[k]
+    if v ~= nil and (math.type(v) ~= "integer" or v < 0 or v > 1024) then
+      local n = lines and lines[st] and lines[st][k]
+      spec.error(n and (file .. ":" .. n) or file, "storage.%s must be a "
+                 .. "whole number 0..1024 (fio's option; 0: the iodepth for "
+                 .. "_submit, a poll for _complete_min), got %s", k,
+                 tostring(v))
+    end
+  end
+end
+
 -- opts: paths, site (file), thresholds (file), profile (file overlaid on
 -- the thresholds), set (list of K=V); site_table: the site as a table
 -- already read (a fleet node's, from the launcher) instead of a file
@@ -105,6 +159,7 @@ function M.load(opts)
     s.site, lines = spec.protect(yaml.load_file, opts.site)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
     check_limits(s.site, lines, opts.site)
+    check_storage(s.site, lines, opts.site)
   end
   require("strata.scale").apply(tests, s.site,
     opts.site or (opts.site_table and "the launcher's site file"))
@@ -117,7 +172,8 @@ function M.load(opts)
     end
     -- tests the file names but no loaded spec defines: a typo, or specs
     -- left out of this run; only `strata check` warns about them
-    file_crit = thresholds.load(tfile, opts.warn_unknown and by_id or nil)
+    file_crit = thresholds.load(tfile)
+    if opts.warn_unknown then warn_unloaded(tfile, file_crit, by_id) end
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
   end
   -- a profile (--profile, e.g. the lab's) replaces the criteria of the
@@ -126,7 +182,8 @@ function M.load(opts)
     if core.stat(opts.profile) ~= "file" then
       spec.error(opts.profile, "thresholds profile not found")
     end
-    local prof = thresholds.load(opts.profile, opts.warn_unknown and by_id or nil)
+    local prof = thresholds.load(opts.profile)
+    if opts.warn_unknown then warn_unloaded(opts.profile, prof, by_id) end
     for id, metrics in pairs(prof) do
       file_crit[id] = file_crit[id] or {}
       for metric, ops in pairs(metrics) do file_crit[id][metric] = ops end

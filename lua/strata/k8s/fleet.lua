@@ -151,12 +151,7 @@ function M.main(o, paths, argv)
             fleet = { scheduler = "k8s", job = run, nodelist = table.concat(names, ","),
                       nodes = info, namespace = cfg.namespace,
                       node_ratio = require("strata.fleet.run").ratio(s, o) } }
-  local crit = {}
-  for _, c in ipairs(s.criteria) do
-    crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
-                        ref = c.ref, text = c.text, source = c.source }
-  end
-  j:write { type = "thresholds", criteria = crit }
+  j:write { type = "thresholds", criteria = require("strata.thresholds").records(s.criteria) }
   j:write { type = "severity", model = require("strata.severity").record(sevm) }
 
   local phases = plan.phases(order, {})
