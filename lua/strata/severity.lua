@@ -52,6 +52,14 @@ local function parse(sev, lines, file)
     if type(st) ~= "table" or #st == 0 then
       spec.error(w, "severity.rules[%d].status: expected a list of statuses", i)
     end
+    local known = {}
+    for _, x in ipairs(require("strata.verdict").STATUSES) do known[x] = true end
+    for _, x in ipairs(st) do
+      if not known[x] then
+        spec.error(at(lines, r, "status", file) or w, "severity.rules[%d].status: '%s' is not "
+                   .. "a status (%s)", i, tostring(x), table.concat(require("strata.verdict").STATUSES, ", "))
+      end
+    end
     if r.at_or_below ~= nil and not spec.LAYER_RANK[r.at_or_below] then
       spec.error(at(lines, r, "at_or_below", file), "severity.rules[%d].at_or_below: '%s' "
                  .. "is not a rung (%s)", i, tostring(r.at_or_below), table.concat(spec.LAYERS, ", "))

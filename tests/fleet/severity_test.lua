@@ -52,6 +52,11 @@ local ok, e = pcall(sev.load, bad, { severity = true }, nil)
 check(not ok and tostring(e):find("site-bad.yaml:3: severity.rules[1].at_or_below: 'roof'", 1, true),
       "a bad rung names file:line: " .. tostring(e))
 
+local bad2 = write("site-bad2.yaml", "severity:\n  rules:\n    - { status: [FIAL], action: drain }\n")
+ok, e = pcall(sev.load, bad2, { severity = true }, nil)
+check(not ok and tostring(e):find("site-bad2.yaml:3: severity.rules[1].status: 'FIAL' is not a status", 1, true),
+      "an unknown status names file:line: " .. tostring(e))
+
 -- the act plan per Slurm state
 local modes = act.modes("drain,resume")
 local drain = { action = "drain", id = "R2", status = "FAIL" }

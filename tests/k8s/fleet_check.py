@@ -62,7 +62,7 @@ for r in allreq:
     if r["method"] == "POST" and r["body"]["kind"] == "Job":
         run_of.append(r["body"]["metadata"]["labels"]["strata/run"])
 runs = sorted(set(run_of), key=run_of.index)
-check(len(runs) == 3, "three runs, each its own Jobs: %s" % runs)
+check(len(runs) == 4, "four runs, each its own Jobs: %s" % runs)
 patches = [r for r in allreq if r["method"] == "PATCH"]
 check(all(p["content_type"] == "application/merge-patch+json" for p in patches),
       "every PATCH is a JSON merge patch")
@@ -83,7 +83,7 @@ check(lab.get("gpu-node-2", [{}])[0].get("labels", {}).get("strata/verdict") == 
 check(lab.get("gpu-node-1", [{}])[0].get("labels", {}).get("strata/verdict") == "PASS"
       and lab["gpu-node-1"][0]["labels"].get("strata/lowest-failed-rung") == "none",
       "gpu-node-1 labelled PASS / none")
-check(lab.get("gpu-node-2", [{}, {}])[-1].get("labels", {}).get("strata/verdict") == "PASS",
+check(lab.get("gpu-node-2", [{}, {}])[1].get("labels", {}).get("strata/verdict") == "PASS",
       "after the fix gpu-node-2 is labelled PASS")
 check(len(taint) == 2 and all(n == "gpu-node-2" for n, _ in taint), "taint PATCHes: gpu-node-2 only, "
       "added then removed (%s)" % [n for n, _ in taint])
@@ -113,6 +113,12 @@ doc = json.load(open(os.path.join(tmp, "faulty.json")))
 a = {x["node"]: x for x in doc["act"]["nodes"]}
 check(a["gpu-node-2"]["action"] == "drain" and "tainted" in (a["gpu-node-2"].get("done") or ""),
       "JSON act: gpu-node-2 drain, labelled and tainted")
+# a node passing with a WARN test: exit 0, labelled WARN, the action warn
+check(open(os.path.join(tmp, "warn.rc")).read().strip() == "0", "the WARN run exits 0")
+wl = [p for p in reqs(os.path.join(tmp, "state", "requests.jsonl")) if p["method"] == "PATCH"
+      and "warn (FT1 WARN)" in json.dumps(p["body"])]
+check(len(wl) == 2 and all(p["body"]["metadata"]["labels"]["strata/verdict"] == "WARN" for p in wl),
+      "WARN -> both nodes labelled strata/verdict=WARN, annotated 'warn (FT1 WARN)'")
 # the health profile's pod: NHC's exit and line, the textfile, the labels
 check(open(os.path.join(tmp, "health.rc")).read().strip() == "1"
       and open(os.path.join(tmp, "health.out")).read().startswith(

@@ -39,6 +39,8 @@ cp "$tmp/state/requests.jsonl" "$tmp/requests-dry.jsonl" 2>/dev/null || : > "$tm
 run faulty --act label,taint
 rm "$tmp/faults/gpu-node-2"
 run fixed --act label,taint
+# a WARN (the FT1 fixture past a warn band): passes, labelled WARN
+run warn --act label --set FT1.slept_s.warn.min=100 --only FT1
 # the health CronJob's command on one node (as its pod runs it): the
 # textfile gauges and the node's labels through the same API
 touch "$tmp/faults/gpu-node-1"
