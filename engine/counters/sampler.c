@@ -103,8 +103,8 @@ static int scrape_all(struct ctr_sampler *s, char *err, size_t errlen)
   int rc = 0;
   for(size_t i = 0; i < s->o.nprom; i++) {
     struct ctr_prom_src *p = &s->prom[i];
-    struct http_req r = { p->url, p->timeout_s, p->bearer, p->ca_bundle,
-                          0, 0 };
+    struct http_req r = { .url = p->url, .timeout_s = p->timeout_s,
+                          .bearer = p->bearer, .ca_bundle = p->ca_bundle };
     /* into the set the last scrape but one filled: its names are this
      * one's, kept, not allocated again */
     struct ctr_set *tmp = &s->pspare[i], t;

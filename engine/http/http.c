@@ -126,6 +126,7 @@ int http_get(const struct http_req *r, char **body, size_t *len,
   char ebuf[CURL_ERROR_SIZE] = "";
   long ms = (long)(r->timeout_s * 1000.0);
   CURLcode rc;
+  struct curl_slist *hdrs = NULL;
   int result = -1;
 
   *body = NULL;
@@ -150,6 +151,19 @@ int http_get(const struct http_req *r, char **body, size_t *len,
   if(r->bearer) {
     curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
     curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, r->bearer);
+  }
+  if(r->method)
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
+  if(r->send) {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)r->send_len);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->send);
+  }
+  if(r->content_type) {
+    char h[256];
+    snprintf(h, sizeof(h), "Content-Type: %s", r->content_type);
+    hdrs = curl_slist_append(NULL, h);
+    if(hdrs)
+      curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
   }
   rc = curl_easy_perform(c);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
@@ -196,6 +210,8 @@ int http_get(const struct http_req *r, char **body, size_t *len,
 out:
   free(b.p);
   curl_easy_cleanup(c);
+  if(hdrs)
+    curl_slist_free_all(hdrs);
   return result;
 }
 

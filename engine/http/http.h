@@ -41,9 +41,13 @@ struct http_req {
   const char *ca_bundle;  /* or NULL */
   size_t max_bytes;       /* body cap; 0 = 64 MiB */
   int any_status;         /* HTTP >= 400 is not a failure: caller looks */
+  const char *method;     /* NULL = GET; else e.g. "PATCH", "POST", "DELETE" */
+  const char *send;       /* request body or NULL */
+  size_t send_len;
+  const char *content_type; /* the body's Content-Type, or NULL */
 };
 
-/* GET; *body malloc'd (NUL ended).  On failure -1 and err holds
+/* GET (or r->method with r->send as the body); *body malloc'd (NUL ended).  On failure -1 and err holds
  * "<step>: <detail>" (step: url, resolve, connect, tls, response,
  * status, body).  An HTTP status >= 400 is a failure unless any_status. */
 int http_get(const struct http_req *r, char **body, size_t *len,

@@ -16,14 +16,17 @@
 #include "k8s.h"
 #include "strata.h"
 
-/* k8s.get{ url =, token_file =, ca_bundle =, timeout = 10, max_bytes = }
- * -> status, body.  Any HTTP status is returned (the caller reads the
+/* k8s.get{ url =, token_file =, ca_bundle =, timeout = 10, max_bytes =,
+ *          method =, body =, content_type = } -> status, body.  method
+ * (PATCH, POST, DELETE) with body: the writes strata makes (node labels,
+ * the health Jobs it creates and deletes; docs/kubernetes.md).  Any HTTP status is returned (the caller reads the
  * Kubernetes Status object of a 403/404); a transport failure raises
  * "k8s.get: <url>: <step>: <detail>". */
 static int l_get(lua_State *L)
 {
   static const char *const keys[] = {
-    "url", "token_file", "ca_bundle", "timeout", "max_bytes", NULL
+    "url", "token_file", "ca_bundle", "timeout", "max_bytes", "method",
+    "body", "content_type", NULL
   };
   const char *fn = "k8s.get";
   struct http_req r = { 0 };
@@ -44,6 +47,12 @@ static int l_get(lua_State *L)
   r.ca_bundle = strata_opt_str(L, 1, fn, "ca_bundle", NULL);
   r.max_bytes = (size_t)strata_opt_int(L, 1, fn, "max_bytes", 0);
   r.any_status = 1;
+  r.method = strata_opt_str(L, 1, fn, "method", NULL);
+  r.content_type = strata_opt_str(L, 1, fn, "content_type", NULL);
+  lua_getfield(L, 1, "body");
+  if(!lua_isnil(L, -1))
+    r.send = luaL_checklstring(L, -1, &r.send_len);
+  lua_pop(L, 1);
   tf = strata_opt_str(L, 1, fn, "token_file", NULL);
   if(tf) {
     token = k8s_read_token(tf, err, sizeof(err));

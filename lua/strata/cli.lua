@@ -4,7 +4,7 @@
 local M = {}
 
 local COMMANDS = { "run", "list", "check", "report", "diff", "serve", "k8s",
-                   "lab", "lua" }
+                   "lab", "lua", "health" }
 
 local function usage_text()
   local lines = {

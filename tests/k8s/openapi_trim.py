@@ -14,6 +14,7 @@ ROOTS = [
     "io.k8s.api.core.v1.Namespace", "io.k8s.api.core.v1.ServiceAccount",
     "io.k8s.api.core.v1.ConfigMap", "io.k8s.api.core.v1.PersistentVolumeClaim",
     "io.k8s.api.apps.v1.DaemonSet", "io.k8s.api.batch.v1.Job",
+    "io.k8s.api.batch.v1.CronJob", "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
     "io.k8s.api.rbac.v1.Role", "io.k8s.api.rbac.v1.RoleBinding",
     "io.k8s.api.rbac.v1.ClusterRole", "io.k8s.api.rbac.v1.ClusterRoleBinding",
     "io.k8s.api.core.v1.PodList", "io.k8s.api.core.v1.Node",

@@ -15,9 +15,12 @@ local redact = require "strata.redact"
 local M = {
   summary = "run one node's part of a fleet run (started by srun)",
   usage = [[
-usage: strata node < WORK.json
+usage: strata node [--work FILE] < WORK.json
 Started by `strata run --fleet slurm` on each node of the allocation
-(docs/fleet.md); reads its work on stdin and answers on stdout.]],
+(docs/fleet.md); reads its work on stdin (or from FILE: the pods of
+`--fleet k8s`, whose image has no shell to redirect one) and answers on
+stdout.  The node it runs on: $SLURMD_NODENAME, else $STRATA_NODE (a
+pod's spec.nodeName), else the host name.]],
 }
 
 M.MARK = "@strata "
@@ -67,12 +70,24 @@ function M.main(argv)
     return 0
   end
   io.stdout:setvbuf("line")
-  local ok, work = pcall(cjson.decode, io.stdin:read("a") or "")
+  local text
+  if argv[1] == "--work" and argv[2] then
+    local f, ferr = io.open(argv[2], "rb")
+    if not f then
+      io.stderr:write("strata node: --work: ", tostring(ferr), "\n")
+      return 2
+    end
+    text = f:read("a")
+    f:close()
+  else
+    text = io.stdin:read("a")
+  end
+  local ok, work = pcall(cjson.decode, text or "")
   if not ok or type(work) ~= "table" then
     io.stderr:write("strata node: stdin holds no work document: ", tostring(work), "\n")
     return 2
   end
-  local me = os.getenv("SLURMD_NODENAME") or core.hostname()
+  local me = os.getenv("SLURMD_NODENAME") or os.getenv("STRATA_NODE") or core.hostname()
   local node = work.node or me
   local tag = { node = node, phase = work.phase, pair = work.pair }
   local function write(rec)
@@ -83,7 +98,7 @@ function M.main(argv)
           started = core.utc(), pid = core.getpid() }
   if me ~= node then
     write { type = "node_error",
-            reason = ("srun placed this task on %s, not %s"):format(me, node) }
+            reason = ("the scheduler placed this task on %s, not %s"):format(me, node) }
     return 1
   end
 

@@ -12,6 +12,7 @@ local command = require "strata.command"
 local compare = require "strata.compare"
 local outputs = require "strata.outputs"
 local redact = require "strata.redact"
+local sev = require "strata.severity"
 
 local M = {
   summary = "run specs and write the workbook (+ journal, JSON, JUnit)",
@@ -36,6 +37,15 @@ PATH: spec files or folders (default: specs/).
   --journal FILE          the journal (default: beside the workbook)
   --fleet slurm           across the nodes of this Slurm allocation, into
                           one fleet workbook (docs/fleet.md)
+  --fleet k8s             inside a pod: each agent node's own rungs as a
+                          Job pinned to it (docs/kubernetes.md)
+  --act drain,resume      with --fleet slurm: drain the nodes the severity
+                          model says to, resume those strata drained that
+                          pass now (docs/fleet.md, "Acting on verdicts")
+  --act label,taint       with --fleet k8s: verdict labels/annotations on
+                          each Node, strata's NoSchedule taint while the
+                          model says drain
+  --dry-run               print what --act would run, run nothing
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
                           baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
@@ -52,7 +62,8 @@ file errors, 3 with --strict: nothing failed but a test WARNed.]],
 }
 
 -- check's options plus --fleet (docs/fleet.md)
-M.OPTIONS = setmetatable({ ["--fleet"] = "fleet",
+M.OPTIONS = setmetatable({ ["--fleet"] = "fleet", ["--act"] = "act",
+  ["--dry-run"] = { "dry_run", flag = true },
   ["--strict"] = { "strict", flag = true },
   ["--no-gate"] = { "no_gate", flag = true } }, { __index = command.RUN_OPTIONS })
 
@@ -98,7 +109,12 @@ function M.main(argv)
     local o, paths = args.parse(argv, M.OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     if o.lab then return require("strata.cmd.lab").run(argv, o) end
+    if o.fleet == "k8s" then return require("strata.k8s.fleet").main(o, paths, argv) end
     if o.fleet then return require("strata.fleet.run").main(o, paths, argv) end
+    if o.act or o.dry_run then
+      error(args.usage_error("--act and --dry-run act on a fleet's nodes: "
+                             .. "use them with --fleet (docs/fleet.md)"), 0)
+    end
     local s = setup.load { paths = paths, site = o.site, profile = o.profile,
                            thresholds = o.thresholds, set = o.set,
                            no_gate = o.no_gate }
@@ -133,7 +149,8 @@ function M.main(argv)
     j:write { type = "run", version = STRATA_VERSION, argv = argv0,
               host = host, started = core.utc(), files = s.files,
               stamp = type(s.site.site) == "table" and s.site.site.stamp or nil,
-              output = xlsx, journal = jpath, cwd = core.realpath(".") }
+              output = xlsx, journal = jpath, cwd = core.realpath("."),
+              severity = sev.load_record(o.site, s.site, s.thresholds_file) }
     j:write { type = "inventory", data = inventory() }
     j:write { type = "thresholds", criteria = thresholds.records(s.criteria) }
     local expect = type(s.site.site) == "table" and s.site.site.expect or nil

@@ -410,6 +410,7 @@ function M.write_workbook(path, fm)
   write_s3(ctx, fm)
   write_outliers(ctx, fm)
   write_orchestration(ctx, fm)
+  require("strata.fleet.actbook").write_sheet(ctx, fm)
   wb:close()
 end
 
@@ -450,11 +451,12 @@ function M.json_doc(fm)
     s3[#s3 + 1] = { id = row.id, cell = row.cell, status = row.status,
                     get = row.get, put = row.put }
   end
-  return { strata = fm.run.version, kind = "fleet", verdict = fm.verdict,
+  return require("strata.fleet.actbook").json(fm, {
+           strata = fm.run.version, kind = "fleet", verdict = fm.verdict,
            lowest_failed = fm.lowest_failed, fleet = fm.run.fleet,
            started = fm.run.started, outlier_ratio = fm.ratio, nodes = nodes,
            pairs = pairs_, incast = fm.incast and fm.incast.receiver or nil, s3 = s3,
-           outliers = fm.outliers, orchestration = fm.overhead, results = results }
+           outliers = fm.outliers, orchestration = fm.overhead, results = results })
 end
 
 local function esc(s, attr) return require("strata.report.junit").escape(s, attr) end

@@ -278,7 +278,7 @@ end
 function M.main(o, paths, argv)
   if o.fleet ~= "slurm" then
     error(require("strata.args").usage_error(
-      ("--fleet %s: the scheduler must be slurm"):format(tostring(o.fleet))), 0)
+      ("--fleet %s: the scheduler must be slurm or k8s"):format(tostring(o.fleet))), 0)
   end
   local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
                          profile = o.profile, set = o.set }
@@ -301,6 +301,7 @@ function M.main(o, paths, argv)
   local pair_ids = plan.pair_tests(fl)
   plan.pairs({ "a", "b" }, (fl.pairs or {}).mode)   -- a bad mode: exit 2 now
   local phases = plan.phases(order, pair_ids)
+  local acting = require("strata.fleet.act").setup(o, s)   -- a bad --act: exit 2 now
   local t_start = core.now()
 
   local host = core.hostname()
@@ -335,6 +336,7 @@ function M.main(o, paths, argv)
                         ref = c.ref, text = c.text, source = c.source }
   end
   j:write { type = "thresholds", criteria = crit }
+  j:write(require("strata.fleet.act").severity_record(acting))
 
   -- what every node gets: the spec files and thresholds as loaded here
   local files = {}
@@ -512,6 +514,7 @@ function M.main(o, paths, argv)
 
   local t_book = core.now()
   local fm = require("strata.fleet.model").build(journal.read(jpath))
+  require("strata.fleet.act").after(fm, acting, jpath)
   require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
   local book = core.now() - t_book
   io.stderr:write(require("strata.fleet.report").summary_text(fm))
@@ -525,6 +528,7 @@ end
 -- journal (after a killed launcher: every record it had is there).
 function M.report(recs, o, path)
   local fm = require("strata.fleet.model").build(recs)
+  require("strata.fleet.act").from_records(fm, recs)
   local xlsx = o.output or (path:gsub("%.jsonl$", "") .. ".xlsx")
   require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
   io.stderr:write(require("strata.fleet.report").summary_text(fm))

@@ -57,21 +57,38 @@ local function qs(s)
 end
 M.query_escape = qs
 
--- GET path -> decoded object.  A non-2xx answer raises with the
--- Kubernetes Status message ("pods is forbidden: User ... cannot list").
-function M.get(cfg, path, get)
+-- method path [body] -> decoded object.  A non-2xx answer raises with
+-- the Kubernetes Status message ("pods is forbidden: User ... cannot
+-- list") as { k8s_status = code, msg = text } (tostring: the text).
+-- body: a table (sent as JSON with content_type, default
+-- application/json) or nil.  opts.raw: return the body text (pod logs).
+local ApiError = { __tostring = function(e) return e.msg end }
+function M.request(cfg, method, path, body, opts, get)
+  opts = opts or {}
   get = get or require("strata.k8s").get
-  local url = cfg.base .. path
-  local status, body = get { url = url, token_file = cfg.token_file,
-                             ca_bundle = cfg.ca_bundle, timeout = cfg.timeout }
-  local ok, obj = pcall(cjson.decode, body)
+  local status, text = get { url = cfg.base .. path, token_file = cfg.token_file,
+                             ca_bundle = cfg.ca_bundle, timeout = opts.timeout or cfg.timeout,
+                             method = method ~= "GET" and method or nil,
+                             body = body and cjson.encode(body) or nil,
+                             content_type = body and (opts.content_type or "application/json")
+                                            or nil }
+  if status >= 200 and status <= 299 and opts.raw then return text end
+  local ok, obj = pcall(cjson.decode, text)
   if status < 200 or status > 299 then
-    local msg = ok and type(obj) == "table" and obj.message or body:sub(1, 200)
-    error(("k8s: GET %s: HTTP %d: %s"):format(path, status, tostring(msg)), 0)
+    local msg = ok and type(obj) == "table" and obj.message or text:sub(1, 200)
+    error(setmetatable({ k8s_status = status, msg = ("k8s: %s %s: HTTP %d: %s")
+      :format(method, path, status, tostring(msg)) }, ApiError), 0)
   end
   if not ok or type(obj) ~= "table" then
-    error(("k8s: GET %s: the answer is not JSON: %s"):format(path, tostring(obj)), 0)
+    error(("k8s: %s %s: the answer is not JSON: %s"):format(method, path, tostring(obj)), 0)
   end
+  return obj
+end
+
+-- GET path -> decoded object (raises as request).
+function M.get(cfg, path, get)
+  local ok, obj = pcall(M.request, cfg, "GET", path, nil, nil, get)
+  if not ok then error(tostring(obj), 0) end
   return obj
 end
 

@@ -284,6 +284,128 @@ local function runner_job(ctx, k, ns)
   }
 end
 
+-- The pod of a per-node check (the --fleet k8s Jobs, the health
+-- CronJob): the agents' resources, network and placement, the site's
+-- secrets, STRATA_NODE from spec.nodeName, and a toleration of strata's
+-- own taint (PREFIX/verdict), so that a node strata tainted is checked
+-- again and can be let back in.  command: the container's argv.
+function M.node_pod(ctx, k, command, mounts, volumes)
+  local envs, files = M.secret_refs(ctx.site)
+  local env = secret_env(k, envs)
+  table.insert(env, 1, { name = "STRATA_NODE", valueFrom = {
+    fieldRef = { fieldPath = "spec.nodeName" } } })
+  table.insert(env, 2, { name = "STRATA_NAMESPACE", valueFrom = {
+    fieldRef = { fieldPath = "metadata.namespace" } } })
+  mounts, volumes = mounts or {}, volumes or {}
+  secret_files(k, files, mounts, volumes)
+  local meta = { labels = labels("node-check") }
+  local pod = {
+    restartPolicy = "Never",
+    containers = { {
+      name = "check", image = image(ctx, k), command = command, env = env,
+      resources = resources(k, ctx, gpu_count(ctx, k, "gpus", "k8s.gpus", 0)),
+      securityContext = { capabilities = { add = { "IPC_LOCK" } } },
+      volumeMounts = mounts,
+    } },
+    volumes = volumes,
+  }
+  pod_common(ctx, k, pod)
+  network(ctx, k, pod, meta)
+  local prefix = ((k.act or {}).prefix) or "strata"
+  local tol = L {}
+  for _, t in ipairs(pod.tolerations or {}) do tol[#tol + 1] = t end
+  tol[#tol + 1] = { key = prefix .. "/verdict", operator = "Exists", effect = "NoSchedule" }
+  pod.tolerations = tol
+  return pod, meta
+end
+
+-- The health profile on a schedule (k8s.health: { schedule:, nodes: N,
+-- textfile_dir:, act: [label, taint] }): a CronJob whose Job is Indexed,
+-- N pods, at most one per node (required pod anti-affinity on
+-- kubernetes.io/hostname), each running `strata health` on its node and
+-- writing the node_exporter textfile the dashboard reads.
+local function health_cronjob(ctx, k, ns)
+  local h = k.health
+  if type(h) ~= "table" then
+    spec.error(where(ctx, k, "health", "k8s.health"), "must be { schedule:, nodes: }")
+  end
+  local sched = need_string(ctx, h, "schedule", "k8s.health.schedule")
+  local n = h.nodes
+  if math.type(n) ~= "integer" or n < 1 then
+    spec.error(where(ctx, h, "nodes", "k8s.health.nodes"), "must be an integer >= 1")
+  end
+  local dir = h.textfile_dir or "/var/lib/node_exporter/textfile_collector"
+  local cmd = { M.STRATA, "health", "--site", M.SITE_DIR .. "/site.yaml",
+                "--thresholds", M.THRESHOLDS_DIR .. "/thresholds.yaml",
+                "-o", "/tmp/strata-health.xlsx", "--prometheus", "/textfile/strata-health.prom" }
+  local acts = {}
+  for _, a in ipairs(h.act or {}) do acts[#acts + 1] = tostring(a) end
+  if #acts > 0 then cmd[#cmd + 1] = "--k8s-act"; cmd[#cmd + 1] = table.concat(acts, ",") end
+  for _, id in ipairs(h.only or {}) do cmd[#cmd + 1] = "--only"; cmd[#cmd + 1] = tostring(id) end
+  cmd[#cmd + 1] = M.SPECS_DIR
+  local spec_items = {}
+  for _, p in ipairs(ctx.spec_files) do
+    spec_items[#spec_items + 1] = { key = cm_key(p.rel), path = p.rel }
+  end
+  local pod, meta = M.node_pod(ctx, k, cmd, {
+      { name = "site", mountPath = M.SITE_DIR, readOnly = true },
+      { name = "thresholds", mountPath = M.THRESHOLDS_DIR, readOnly = true },
+      { name = "specs", mountPath = M.SPECS_DIR, readOnly = true },
+      { name = "textfile", mountPath = "/textfile" } }, {
+      { name = "site", configMap = { name = "strata-site" } },
+      { name = "thresholds", configMap = { name = "strata-thresholds" } },
+      { name = "specs", configMap = { name = "strata-specs", items = spec_items } },
+      { name = "textfile", hostPath = { path = dir, type = "DirectoryOrCreate" } } })
+  pod.serviceAccountName = "strata-runner"
+  meta.labels = labels("health")
+  pod.affinity = pod.affinity or {}
+  pod.affinity.podAntiAffinity = { requiredDuringSchedulingIgnoredDuringExecution = { {
+    labelSelector = { matchLabels = labels("health") },
+    topologyKey = "kubernetes.io/hostname" } } }
+  return {
+    apiVersion = "batch/v1", kind = "CronJob",
+    metadata = { name = "strata-health", namespace = ns, labels = labels("health") },
+    spec = {
+      schedule = sched, concurrencyPolicy = "Forbid",
+      successfulJobsHistoryLimit = 3, failedJobsHistoryLimit = 3,
+      jobTemplate = { metadata = { labels = labels("health") }, spec = {
+        completionMode = "Indexed", completions = n, parallelism = n,
+        backoffLimit = 0, activeDeadlineSeconds = h.deadline_s or 600,
+        ttlSecondsAfterFinished = h.ttl_s or 86400,
+        template = { metadata = meta, spec = pod } } },
+    },
+  }
+end
+
+-- RBAC asked for, and only then: k8s.act (node labels/taint: get and
+-- patch nodes, cluster-wide: nodes are not namespaced) and k8s.fleet
+-- (`strata run --fleet k8s` makes and removes its own ConfigMaps and
+-- Jobs in the namespace and reads their pods' logs).
+local function act_rbac(ns, add)
+  local cr = "strata-node-labeller-" .. ns
+  add("12-clusterrole-act.yaml", { apiVersion = "rbac.authorization.k8s.io/v1",
+    kind = "ClusterRole", metadata = { name = cr, labels = labels("runner") },
+    rules = { { apiGroups = { "" }, resources = { "nodes" }, verbs = { "get", "patch" } } } })
+  add("12-clusterrolebinding-act.yaml", { apiVersion = "rbac.authorization.k8s.io/v1",
+    kind = "ClusterRoleBinding", metadata = { name = cr, labels = labels("runner") },
+    roleRef = { apiGroup = "rbac.authorization.k8s.io", kind = "ClusterRole", name = cr },
+    subjects = { { kind = "ServiceAccount", name = "strata-runner", namespace = ns } } })
+end
+
+local function fleet_rbac(ns, add, meta)
+  add("13-role-fleet.yaml", { apiVersion = "rbac.authorization.k8s.io/v1", kind = "Role",
+    metadata = meta("strata-fleet", "runner"),
+    rules = {
+      { apiGroups = { "" }, resources = { "configmaps" }, verbs = { "create", "delete" } },
+      { apiGroups = { "batch" }, resources = { "jobs" }, verbs = { "create", "delete" } },
+      { apiGroups = { "" }, resources = { "pods" }, verbs = { "get", "list" } },
+      { apiGroups = { "" }, resources = { "pods/log" }, verbs = { "get" } } } })
+  add("13-rolebinding-fleet.yaml", { apiVersion = "rbac.authorization.k8s.io/v1",
+    kind = "RoleBinding", metadata = meta("strata-fleet", "runner"),
+    roleRef = { apiGroup = "rbac.authorization.k8s.io", kind = "Role", name = "strata-fleet" },
+    subjects = { { kind = "ServiceAccount", name = "strata-runner", namespace = ns } } })
+end
+
 -- ctx = { site =, lines =, file = (site path), site_text =,
 --         thresholds_text =, spec_files = { {rel =, text =} }, dashboard = }
 -- -> list of { file = "07-daemonset-agent.yaml", object = {...} }.
@@ -353,6 +475,9 @@ function M.manifests(ctx)
                    labels = labels("monitoring") },
       data = { ["strata-rdma.json"] = ctx.dashboard } })
   end
+  if k.health then add("11-cronjob-health.yaml", health_cronjob(ctx, k, ns)) end
+  if k.act then act_rbac(ns, add) end
+  if k.fleet then fleet_rbac(ns, add, meta) end
   return out
 end
 

@@ -23,6 +23,7 @@ local ARRAY_KEYS = {
   results = true, params = true, checks = true, tables = true,
   columns = true, rows = true, notes = true, t = true, tags = true,
   y = true, ["in"] = true, missing = true, members = true, held = true,
+  rules = true, status = true,
 }
 -- Keys whose children are lists: tables' rows, series' values.
 local ARRAY_CHILDREN = { rows = true, values = true }
@@ -45,6 +46,7 @@ function M.document(model)
     lowest_failed = model.lowest_failed, layers = model.layers or {},
     message = model.message, missing = model.missing or {},
     counts = verdict.counts(model.tests),
+    severity = require("strata.severity").of_model(model),
   }
 end
 

@@ -302,6 +302,29 @@ end
 
 -- --- Run ----------------------------------------------------------------
 
+-- The severity model the run used (strata.severity) and what it asks
+-- for this host; returns the next free row.
+local function write_severity(S, F, model, r)
+  local sv = require("strata.severity").of_model(model)
+  if not sv then return r end
+  S:put(r, 0, "Severity", F.h2)
+  r = r + 1
+  local d = sv.decision
+  S:put(r, 0, "Action", F.key)
+  S:put(r, 1, d.action .. (d.id and (" (%s %s, rule %d: %s)"):format(
+    d.id, d.status, d.rule, d.source) or ""), F.wrap)
+  r = r + 1
+  S:put(r, 0, "Rules from", F.key)
+  S:put(r, 1, sv.source, F.wrap)
+  for i, rule in ipairs(sv.rules or {}) do
+    r = r + 1
+    S:put(r, 0, ("Rule %d"):format(i), F.key)
+    S:put(r, 1, require("strata.severity").rule_text(rule), F.wrap)
+    S:put(r, 2, rule.source, F.text)
+  end
+  return r + 1
+end
+
 local function write_run(ctx, model)
   local F, run = ctx.F, model.run or {}
   local S = sheets.new(ctx, "Run")
@@ -327,6 +350,7 @@ local function write_run(ctx, model)
       r = r + 1
     end
   end
+  r = write_severity(S, F, model, r + 1)
   r = r + 1
   S:put(r, 0, "Input files", F.h2)
   r = r + 1
