@@ -149,28 +149,59 @@ local function headline(metric, units, cells, crits)
   return text, common.finite(best) and best or nil, metric
 end
 
--- A test's criteria with what they resolved to in its cells: each
--- { metric, op, expr, text, source, limits = {lo, hi} or nil }.
+-- One criterion with what it resolved to in the checks cks made of it:
+-- { metric, op, expr, text, source, limit_lo, limit_hi, limit_other,
+--   warn = the same for its WARN band, members = the same for a group's }.
+local function resolve_one(c, cks)
+  local lo, hi, other, wlo, whi, wother
+  for _, k in ipairs(cks) do
+    local l, w = k.limit, k.warn_limit
+    if type(l) == "number" then
+      lo, hi = math.min(lo or l, l), math.max(hi or l, l)
+    elseif l ~= nil then
+      other = l
+    end
+    if type(w) == "number" then
+      wlo, whi = math.min(wlo or w, w), math.max(whi or w, w)
+    elseif w ~= nil then
+      wother = w
+    end
+  end
+  local r = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
+              text = c.text, source = c.source, ref = c.ref,
+              limit_lo = lo, limit_hi = hi, limit_other = other }
+  if c.warn then
+    local w = c.warn
+    r.warn = { id = w.id, metric = w.metric, op = w.op, expr = w.expr,
+               text = w.text, source = w.source, ref = w.ref,
+               limit_lo = wlo, limit_hi = whi, limit_other = wother }
+  end
+  if c.members then
+    r.members = {}
+    for i, mem in ipairs(c.members) do
+      local sub = {}
+      for _, k in ipairs(cks) do
+        if k.members and k.members[i] then sub[#sub + 1] = k.members[i] end
+      end
+      r.members[i] = resolve_one(mem, sub)
+    end
+  end
+  return r
+end
+
+-- A test's criteria with what they resolved to in its cells.
 local function resolved_criteria(crits, cells)
   local out = {}
   for i, c in ipairs(crits) do
-    local lo, hi, other
+    local cks = {}
     for _, r in ipairs(cells) do
       for _, k in ipairs(r.checks or {}) do
-        if (k.criterion or k.metric) == c.metric and k.op == c.op
-           and k.limit ~= nil then
-          if type(k.limit) == "number" then
-            lo = math.min(lo or k.limit, k.limit)
-            hi = math.max(hi or k.limit, k.limit)
-          else
-            other = k.limit
-          end
+        if (k.criterion or k.metric) == c.metric and k.op == c.op then
+          cks[#cks + 1] = k
         end
       end
     end
-    out[i] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
-               text = c.text, source = c.source, ref = c.ref,
-               limit_lo = lo, limit_hi = hi, limit_other = other }
+    out[i] = resolve_one(c, cks)
   end
   return out
 end

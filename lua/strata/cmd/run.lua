@@ -3,6 +3,7 @@
 local core = require "strata.core"
 local args = require "strata.args"
 local setup = require "strata.setup"
+local thresholds = require "strata.thresholds"
 local spec = require "strata.spec"
 local runner = require "strata.runner"
 local journal = require "strata.journal"
@@ -125,13 +126,7 @@ function M.main(argv)
               stamp = type(s.site.site) == "table" and s.site.site.stamp or nil,
               output = xlsx, journal = jpath, cwd = core.realpath(".") }
     j:write { type = "inventory", data = inventory() }
-    local crit = {}
-    for _, c in ipairs(s.criteria) do
-      crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op,
-                          expr = c.expr, ref = c.ref, text = c.text,
-                          source = c.source }
-    end
-    j:write { type = "thresholds", criteria = crit }
+    j:write { type = "thresholds", criteria = thresholds.records(s.criteria) }
     local expect = type(s.site.site) == "table" and s.site.site.expect or nil
     if expect ~= nil then
       local ok = type(expect) == "table"
