@@ -35,7 +35,7 @@ rm -rf /tmp/store; mkdir -p /tmp/store
 SRV=$!
 sleep 0.5
 "$B/strata" run specs/s3rdma --site tests/s3rdma/site-guest.yaml \
-  --thresholds tests/s3rdma/thresholds-guest.yaml -o "$OUT/specs.xlsx"
+  --profile tests/s3rdma/thresholds-guest.yaml -o "$OUT/specs.xlsx"
 src=$?
 echo "strata run exited $src"
 # cuObject on rxe: no DC transport -> E3P FAILs there, E3 BLOCKED
