@@ -3,6 +3,7 @@ local args = require "strata.args"
 local setup = require "strata.setup"
 local thresholds = require "strata.thresholds"
 local command = require "strata.command"
+local model = require "strata.model"
 
 local M = {
   summary = "validate specs, site and thresholds without running",
@@ -40,12 +41,13 @@ end
 
 -- The table's rows: a limit, its WARN band below it, a group as a row
 -- then its members named "group: member" (as the Thresholds sheet names
--- them).  The operator and limit are cut from the criterion's own text.
+-- them).  The limit is cut from the criterion's own text ("metric op
+-- limit"), the operator is strata.model's.
 local function rows(list, prefix, site, has_site, out)
   for _, c in ipairs(list) do
     local name = prefix .. tostring(c.metric)
     if c.members then
-      out[#out + 1] = { c.id, name, thresholds.GROUP_WORDS[c.op], "FAIL",
+      out[#out + 1] = { c.id, name, model.GROUPS[c.op].text, "FAIL",
         ("%s of the %d below"):format(c.op == "any_of" and "one" or "each",
           #c.members), "-", tostring(c.source) }
       rows(c.members, name .. ": ", site, has_site, out)
@@ -53,8 +55,9 @@ local function rows(list, prefix, site, has_site, out)
       for _, x in ipairs { { c, "FAIL" }, { c.warn, "WARN" } } do
         local k = x[1]
         if k then
-          local op, rhs = k.text:sub(#tostring(k.metric) + 2):match("^(%S+)%s+(.*)$")
-          out[#out + 1] = { c.id, name, op or k.op, x[2], rhs or tostring(k.expr),
+          local op = model.symbol(k.op, "text")
+          local rhs = k.text:sub(#tostring(k.metric) + #op + 3)
+          out[#out + 1] = { c.id, name, op, x[2], rhs,
                             resolved(k, site, has_site), tostring(k.source) }
         end
       end
