@@ -139,6 +139,53 @@ function M.check(c, f)
            source = c.source }
 end
 
+-- fn(leaf, top) for each check of a metric: a check, or each member of a
+-- group's check, nested (top: the check the verdict reads: the group's).
+local function leaves(c, top, fn)
+  if c.members then
+    for _, m in ipairs(c.members) do leaves(m, top, fn) end
+  else
+    fn(c, top)
+  end
+end
+M.leaves = leaves
+
+-- The metrics a result's failed checks name: { [metric] = true }, to be
+-- read only (NONE, shared, where none failed: called for every result by
+-- the Cells, Metrics, pivot and Counters sheets).  A group that failed
+-- names its members that did not hold; one that held names none.
+local NONE = {}
+function M.failed_metrics(r)
+  local bad
+  for _, c in ipairs(r.checks or NONE) do
+    if not c.ok then
+      leaves(c, c, function(l)
+        if not l.ok and l.metric then
+          bad = bad or {}
+          bad[l.metric] = true
+        end
+      end)
+    end
+  end
+  return bad or NONE
+end
+
+-- The metrics a result's WARNed checks name (the same way).
+function M.warned_metrics(r)
+  local warned
+  for _, c in ipairs(r.checks or NONE) do
+    if c.ok and c.warn then
+      leaves(c, c, function(l)
+        if l.warn and l.metric then
+          warned = warned or {}
+          warned[l.metric] = true
+        end
+      end)
+    end
+  end
+  return warned or NONE
+end
+
 -- --- test info, roll-up, run model ---------------------------------------
 
 -- What a plan says of a test (the plan record; verdict.test's `info`):

@@ -111,6 +111,14 @@ class Groups(Tmp):
         self.assertEqual([m["metric"] for m in ck["members"]],
                          ["cpu_lower_pct", "latency"])
         self.assertFalse(ck["ok"])
+        # a profile's group replaces the file's whole: only cpu_lower_pct
+        prof = self.write("p.yaml", "G1:\n  benefit:\n    all_of:\n"
+                          "      - cpu_lower_pct: { min: 5 }\n")
+        p, recs = self.run_spec("e", "--thresholds", y, "--profile", prof)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ck = checks_of(recs, "G1")[0]
+        self.assertEqual((ck["op"], ck["held"], ck["source"]),
+                         ("all_of", ["cpu_lower_pct"], prof + ":2"))
         # a group and its members on the Thresholds sheet, with sources
         import openpyxl
         ws = openpyxl.load_workbook(self.path("b.xlsx"))["Thresholds"]
@@ -191,6 +199,11 @@ test {
   criteria = { answer = { eq = 42 } },
   run = function() return { answer = 42 } end,
 }
+test {
+  id = "W4", layer = "verbs", title = "matrix", matrix = { n = { 1, 2 } },
+  criteria = { bw = { min = 5, warn = { min = 15 } } },
+  run = function(t) return { bw = 10 * t.cell.n } end,
+}
 '''
 AMBER = "FFFFD966"
 
@@ -212,10 +225,12 @@ class Warn(Tmp):
         import xml.etree.ElementTree as ET
         p, recs = self.run_warn("w")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("strata: PASS \u2014 2 PASS, 1 WARN, 0 FAIL", p.stderr)
+        self.assertIn("strata: PASS \u2014 2 PASS, 2 WARN, 0 FAIL", p.stderr)
         res = results(recs)
         self.assertEqual([res[t][0]["status"] for t in ("W1", "W2", "W3")],
                          ["WARN", "PASS", "PASS"])
+        # a matrix test: WARN where one cell warned, PASS in the other
+        self.assertEqual([c["status"] for c in res["W4"]], ["WARN", "PASS"])
         ck = res["W1"][0]["checks"][0]
         self.assertTrue(ck["ok"] and ck["warn"])
         self.assertEqual((ck["limit"], ck["warn_limit"]), (30, 20))
@@ -227,8 +242,8 @@ class Warn(Tmp):
         with open(self.path("w.json")) as f:
             doc = json.load(f)
         self.assertEqual(doc["verdict"], "PASS")
-        self.assertEqual((doc["counts"]["WARN"], doc["counts"]["PASS"]), (1, 2))
-        self.assertIn("with 1 warning (W1)", doc["message"])
+        self.assertEqual((doc["counts"]["WARN"], doc["counts"]["PASS"]), (2, 2))
+        self.assertIn("with 2 warnings (W1, W4)", doc["message"])
         # the workbook: amber status on the Summary and the test's sheet,
         # counted, and the warn limit with its source on Thresholds
         wb = openpyxl.load_workbook(self.path("w.xlsx"))
@@ -238,10 +253,18 @@ class Warn(Tmp):
         status = [c for c in ws[w1.row] if c.value == "WARN"][0]
         self.assertEqual(fill_of(status), AMBER)
         count = [c for c in cells if c.value == "WARN" and c.column == 1][0]
-        self.assertEqual(ws.cell(count.row, 2).value, 1)
+        self.assertEqual(ws.cell(count.row, 2).value, 2)
         self.assertEqual(fill_of(count), AMBER)
         self.assertTrue(any(isinstance(c.value, str) and
-                            "with 1 warning (W1)" in c.value for c in cells))
+                            "with 2 warnings (W1, W4)" in c.value for c in cells))
+        # the matrix test's own sheet: its status amber, the cell's too
+        sheet = [wb[n] for n in wb.sheetnames if n.startswith("W4 ")][0]
+        self.assertEqual((sheet["A2"].value, fill_of(sheet["A2"])),
+                         ("WARN", AMBER))
+        warned = [c for row in sheet.iter_rows() for c in row
+                  if c.value == "WARN" and c.row > 2]
+        self.assertTrue(warned and all(fill_of(c) == AMBER for c in warned),
+                        [c.coordinate for c in warned])
         # the Metrics sheet's Check column: WARN on the metric, amber
         ms = wb["Metrics"]
         row = [r for r in ms.iter_rows(min_row=5) if r[0].value == "W1"
@@ -253,7 +276,8 @@ class Warn(Tmp):
         self.assertTrue(warn[5].endswith("w.lua:5"), warn)
         # JUnit: a passing testcase naming the warning in its properties
         root = ET.parse(self.path("w.xml")).getroot()
-        self.assertEqual((root.get("failures"), root.get("errors")), ("0", "0"))
+        self.assertEqual((root.get("failures"), root.get("errors"),
+                          root.get("tests")), ("0", "0", "5"))
         case = [c for c in root.iter("testcase") if c.get("name") == "W1"][0]
         self.assertIsNone(case.find("failure"))
         self.assertIsNone(case.find("skipped"))
@@ -270,7 +294,8 @@ class Warn(Tmp):
         with open(prom) as f:
             text = f.read()
         self.assertIn('strata_run_warnings{host=', text)
-        self.assertRegex(text, r'strata_tests\{host="[^"]*",status="WARN"\} 1\n')
+        self.assertRegex(text, r'strata_tests\{host="[^"]*",status="WARN"\} 2\n')
+        self.assertRegex(text, r'strata_run_warnings\{host="[^"]*"\} 2\n')
         self.assertRegex(text, r'strata_test_pass\{host="[^"]*",layer="host",'
                          r'status="WARN",test="W1"\} 1\n')
         self.assertRegex(text, r'strata_run_verdict\{host="[^"]*",'
@@ -289,7 +314,8 @@ class Warn(Tmp):
         p, _ = self.run_warn("s", "--strict")
         self.assertEqual(p.returncode, 3, p.stderr)
         # nothing past a warn limit: --strict exits 0
-        p, _ = self.run_warn("t", "--strict", "--set", "W1.lat_p99_us.warn.max=none")
+        p, _ = self.run_warn("t", "--strict", "--set", "W1.lat_p99_us.warn.max=none",
+                          "--set", "W4.bw.warn.min=none")
         self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_diff_warn_pass(self):
