@@ -13,8 +13,9 @@
 --  3. read as text, no `fail(` call sits under a condition that compares
 --     with a number other than 0 or reads the site file (a limit in code),
 --     and no spec compares a measurement with a decimal literal or keeps a
---     decimal default (`x >= 1.10`, `ratio or 0.9`): the idioms of a rule
---     written in a spec's run;
+--     decimal default (`x >= 1.10`, `ratio or 0.9`), nor reads the site
+--     keys that held rules before (s3rdma.benefit, vllm.e5_rule,
+--     nccl.pair_ratio): the idioms of a rule written in a spec's run;
 --  4. the detectors of 3 fire on planted texts (so a silent pass of 3
 --     means the tree is clean, not that the scan is blind).
 -- Run: strata lua one_place.lua  (STRATA_HOME is the source tree).
@@ -120,6 +121,11 @@ end
 -- Idioms of a limit kept in a spec's run (specs only: libraries hold
 -- parsers whose decimals are formats, not limits).
 local function limit_idiom(c)
+  -- the site keys that held rules before they were criteria
+  for _, k in ipairs { "%.benefit%f[^%w_]", "%.e5_rule%f[^%w_]",
+                       "%.pair_ratio%f[^%w_]" } do
+    if c:find(k) then return "reads a retired rule key (" .. k .. ")" end
+  end
   if c:find("[<>]=?%s*%d+%.%d") then return "compares with a decimal literal" end
   if c:find("%d+%.%d+%s*[<>]") then return "compares with a decimal literal" end
   if c:find("or%s+%d+%.%d+") then return "keeps a decimal default" end
@@ -186,6 +192,7 @@ local cases = {
   { "local ratio = b.throughput_ratio or 1.10", true, 1 },
   { "local size = s.size or 4096", true, 0 },
   { "t.note((\"x%.2f\"):format(v))", true, 0 },
+  { "local rule = (t.site.vllm or {}).e5_rule or {}", true, 1 },
 }
 for _, k in ipairs(cases) do
   local got = planted(k[1], k[2])
