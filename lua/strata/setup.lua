@@ -128,6 +128,24 @@ local function check_storage(site, lines, file)
   end
 end
 
+-- Site keys that once held a rule and are no longer read (issue 26: every
+-- rule is a criterion): a site file that still sets one is told where the
+-- rule lives now, once, on stderr; nothing else changes.
+local RETIRED = {
+  { "s3rdma.benefit", "T1T4.benefit (any_of) in specs/thresholds.yaml" },
+  { "vllm.e5_rule", "E5.benefit (any_of) in specs/thresholds.yaml" },
+  { "nccl.pair_ratio", "R9P.min_pair_ratio in specs/thresholds.yaml" },
+}
+local function warn_retired(site, file)
+  for _, r in ipairs(RETIRED) do
+    if require("strata.thresholds").site_get(site, r[1]) ~= nil then
+      io.stderr:write(("strata: warning: %s: site.%s is no longer read: the "
+                       .. "rule is %s (edit it there, or --set)\n")
+                      :format(file, r[1], r[2]))
+    end
+  end
+end
+
 -- opts: paths, site (file), thresholds (file), profile (file overlaid on
 -- the thresholds), set (list of K=V); site_table: the site as a table
 -- already read (a fleet node's, from the launcher) instead of a file
@@ -153,6 +171,7 @@ function M.load(opts)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
     check_limits(s.site, lines, opts.site)
     check_storage(s.site, lines, opts.site)
+    warn_retired(s.site, opts.site)
   end
   require("strata.scale").apply(tests, s.site,
     opts.site or (opts.site_table and "the launcher's site file"))

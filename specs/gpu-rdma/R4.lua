@@ -21,7 +21,6 @@ test {
   },
   headline = "bw_gbps",
   units = { bw_gbps = "Gbit/s", host_bw_gbps = "Gbit/s", diff_pct = "%" },
-  criteria = { bw_gbps = { min = "0.9 * R2.bw_gbps" } },
   run = function(t)
     local r = t.site.rdma or {}
     local o = vs.bw_cell(t)

@@ -12,7 +12,6 @@ test {
   timeout = 120,
   matrix = { size = { 2, 4096 } },
   headline = "median_us",
-  criteria = { tail_ratio = { max = "site.rdma.max_tail_ratio" } },
   run = function(t)
     local r = t.site.rdma or {}
     local ok, cuda = pcall(require, "strata.cuda")

@@ -9,10 +9,6 @@ test {
   tags = { "gpu", "cuda" },
   headline = "gpus_ok",
   timeout = 120,
-  criteria = {
-    gpus_ok = { eq = "gpus" },
-    mismatches = { max = 0 },
-  },
   run = function(t)
     local devs = cuda.devices()      -- SKIP: no driver / GPU / CUDA build
     local rows, ok, bad, gops = {}, 0, 0, math.huge

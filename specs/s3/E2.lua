@@ -33,12 +33,6 @@ test {
   tags = { "aistor", "rdma", "s3" }, timeout = 600,
   headline = "rdma_write_gbps",
   units = { rdma_write_gbps = "Gbit/s", put_gbps = "Gbit/s" },
-  criteria = {
-    rdma_write_bytes = { min = 1 },     -- inter-node traffic went over RDMA
-    rdma_errors = { max = 0 },
-    pool_fallbacks = { max = 0 },       -- raise in thresholds.yaml if the site accepts some
-    hard_errors = { max = 0 },
-  },
   run = function(t)
     local a = t.site.aistor
     if type(a) ~= "table" or not a.internode_metrics_url then

@@ -29,7 +29,6 @@ test {
     exclude = { { size = 1 * GiB, concurrency = 64 } },
   },
   headline = "get.gbps", units = lib.UNITS,
-  criteria = lib.criteria { "put.", "get.", "range." },
   run = function(t)
     local s = lib.site(t)
     if not in_list(s.sizes, t.cell.size) then

@@ -19,7 +19,6 @@ test {
     order = { "size", "concurrency" },
   },
   headline = "get.gbps", units = lib.UNITS,
-  criteria = lib.criteria { "put.", "get." },
   run = function(t)
     return lib.put_then_get(t, t.cell.size, t.cell.concurrency, "cuda")
   end,

@@ -3,7 +3,7 @@
 -- reason where no GPU + GPUDirect-capable NIC pair exists), B11 (RDMA GET 256 MiB x 64), B13 (RDMA PUT 256 MiB x 64), B15
 -- (multipart over RDMA UploadPart, 4 GiB, part size x concurrency).
 -- Every phase is proven (reply, landed bytes, server counters) and judged
--- by the S3-over-RDMA PASS policy (lib.criteria).  Rows are scaled down
+-- by the S3-over-RDMA PASS policy (specs/thresholds.yaml).  Rows are scaled down
 -- to site.s3rdma.max_object_mb / max_concurrency where a site sets them.
 local lib = require "strata.lib.s3rdma"
 
@@ -14,7 +14,6 @@ local function row(id, title, size, conc, memory, tags)
     id = id, layer = "s3rdma", title = title, tags = tags, timeout = 900,
     needs = { memory == "cuda" and "E4P" or "E3P" },
     headline = "get.gbps", units = lib.UNITS,
-    criteria = lib.criteria { "put.", "get." },
     run = function(t) return lib.put_then_get(t, size, conc, memory) end,
   }
 end
@@ -37,7 +36,6 @@ test {
   id = "B11", layer = "s3rdma", needs = { "E3P" }, title = "S3 RDMA GET, 256 MiB x 64",
   tags = { "s3rdma", "rdma", "bench" }, timeout = 900,
   headline = "get.gbps", units = lib.UNITS,
-  criteria = lib.criteria { "get." },
   run = function(t)
     local cl <close>, s = lib.client(t)
     local sz, cc = lib.scale(t, s, 256 * MiB, 64)
@@ -58,7 +56,6 @@ test {
   id = "B13", layer = "s3rdma", needs = { "E3P" }, title = "S3 RDMA PUT, 256 MiB x 64",
   tags = { "s3rdma", "rdma", "bench" }, timeout = 900,
   headline = "put.gbps", units = lib.UNITS,
-  criteria = lib.criteria { "put." },
   run = function(t)
     local cl <close>, s = lib.client(t)
     local sz, cc = lib.scale(t, s, 256 * MiB, 64)
@@ -80,7 +77,6 @@ test {
              concurrency = { 1, 4, 16 },
              order = { "part_size", "concurrency" } },
   headline = "mp.gbps", units = lib.UNITS,
-  criteria = lib.criteria { "mp." },
   run = function(t)
     local cl <close>, s = lib.client(t)
     local size, cc = lib.scale(t, s, 4 * GiB, t.cell.concurrency)

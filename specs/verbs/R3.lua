@@ -14,10 +14,6 @@ test {
   headline = "median_us",
   units = { min_us = "us", median_us = "us", mean_us = "us", stdev_us = "us",
             p99_us = "us", p999_us = "us", max_us = "us" },
-  criteria = {
-    median_us = { max = "site.rdma.max_lat_us" },
-    tail_ratio = { max = "site.rdma.max_tail_ratio" },
-  },
   run = function(t)
     local r = t.site.rdma or {}
     local o = vs.local_opts(t.site)

@@ -35,7 +35,7 @@ rm -rf /tmp/store; mkdir -p /tmp/store
 SRV=$!
 sleep 0.5
 "$B/strata" run specs/s3rdma --site tests/s3rdma/site-guest.yaml \
-  --thresholds tests/s3rdma/thresholds-guest.yaml -o "$OUT/specs.xlsx"
+  --profile tests/s3rdma/thresholds-guest.yaml -o "$OUT/specs.xlsx"
 src=$?
 echo "strata run exited $src"
 # cuObject on rxe: no DC transport -> E3P FAILs there, E3 BLOCKED
@@ -44,7 +44,9 @@ echo "strata run exited $src"
   > "$OUT/cuobj.out" 2>&1
 cat "$OUT/cuobj.out"
 kill $SRV 2>/dev/null
-grep -q 'E3P .*FAIL .*dc_transport.*rxe0' "$OUT/cuobj.out" &&
+# the reason quotes the criterion; the preflight table the device and fix
+grep -q 'E3P .*FAIL .*dc_transport = false' "$OUT/cuobj.out" &&
+  grep -q 'rxe0.*ConnectX' "$OUT/cuobj.jsonl" &&
   grep -q 'E3 .*BLOCKED .*needs E3P' "$OUT/cuobj.out" &&
   grep -q 'lowest failed rung: s3rdma (E3P FAIL)' "$OUT/cuobj.out" ||
   { echo "FAIL cuObject on rxe: not stopped by the DC preflight"; rc=1; }

@@ -1,6 +1,8 @@
--- preflight.lua - the S3-over-RDMA preflight's judging
--- (lua/strata/lib/s3preflight.lua) on facts fed by hand, each known cause
--- of a silent fallback or crash caught by its named check; the cuFile
+-- preflight.lua - the S3-over-RDMA preflight's facts
+-- (lua/strata/lib/s3preflight.lua) on host facts fed by hand, judged by
+-- the shipped criteria of E3P/E4P (specs/thresholds.yaml, resolved as a
+-- run resolves them): each known cause of a silent fallback or crash
+-- caught by its named check; the cuFile
 -- configuration read with // comments (as NVIDIA's sample files carry);
 -- and the engine refusing a 4 GiB cuObject registration.  The cufile.json
 -- texts below use only the keys NVIDIA documents (docs.nvidia.com/
@@ -14,8 +16,36 @@ local function check(c, what)
   print((c and "ok   " or "FAIL ") .. what)
   if not c then bad = bad + 1 end
 end
-local function status(checks, name)
-  for _, c in ipairs(checks) do if c.name == name then return c.status, c end end
+local setup = require "strata.setup"
+local thresholds = require "strata.thresholds"
+
+-- The shipped criteria of E3P and E4P, as a run resolves them.
+local crit = {}
+do
+  local s = setup.load { paths = { STRATA_HOME .. "/specs/s3rdma/preflight.lua" },
+                         thresholds = STRATA_HOME .. "/specs/thresholds.yaml" }
+  for _, c in ipairs(s.criteria) do
+    crit[c.id] = crit[c.id] or {}
+    table.insert(crit[c.id], c)
+  end
+end
+
+-- pre.facts -> the cell's metrics and the failed checks by metric name
+-- (E4P's criteria on the GPU path, E3P's otherwise).
+local function judge(f)
+  local rows = pre.facts(f)
+  local m = {}
+  for _, r in ipairs(rows) do if r.metric then m[r.metric] = r.value end end
+  local id = f.memory == "cuda" and "E4P" or "E3P"
+  local failed, n = {}, 0
+  for _, ck in ipairs(thresholds.judge(crit[id], { site = {}, metrics = m,
+                                                  cell = {} })) do
+    if not ck.ok then failed[ck.metric] = ck.why; n = n + 1 end
+  end
+  return { rows = rows, failed = failed, n = n, absent = rows.absent[1] }
+end
+local function row(r, name)
+  for _, x in ipairs(r.rows) do if x.name == name then return x end end
 end
 
 local dir = os.tmpname()
@@ -69,61 +99,69 @@ local function facts(over)
   return f
 end
 
-local c = pre.judge(facts())
-check(pre.verdict(c) == "PASS", "a good cuObject client host: PASS")
-check(status(c, "cuda_context_per_thread") == "n/a" and
-      status(c, "one_buffer_per_stream") == "ok", "engine rows shown")
+local r = judge(facts())
+check(r.n == 0 and not r.absent, "a good cuObject client host: every criterion holds")
+check(row(r, "cuda_context_per_thread").metric == nil and
+      row(r, "one_buffer_per_stream").fix ~= "", "engine rows shown, no criterion")
+check(#crit.E3P >= 8 and #crit.E4P == #crit.E3P + 1 and
+      crit.E3P[1].source:find("thresholds.yaml:", 1, true),
+      "E3P/E4P criteria come from thresholds.yaml")
 
-local v, why = pre.verdict(pre.judge(facts { dc = { dc = false,
-  why = "rxe0 is not an mlx5 device (driver rxe (software)): no DC" } }))
-check(v == "FAIL" and why:find("dc_transport", 1, true) and
-      why:find("ConnectX", 1, true), "no DC on rxe/irdma: FAIL, named: " .. why)
+r = judge(facts { dc = { dc = false,
+  why = "rxe0 is not an mlx5 device (driver rxe (software)): no DC" } })
+check(r.n == 1 and r.failed.dc_transport and
+      row(r, "dc_transport").fix:find("ConnectX", 1, true) and
+      row(r, "dc_transport").detail:find("rxe0", 1, true),
+      "no DC on rxe/irdma: dc_transport fails, the fix names ConnectX")
 
-c = pre.judge(facts { cufile = pre.read_cufile(env(stock)) })
-check(status(c, "cufile.rdma_dev_addr_list") == "FAIL" and
-      status(c, "cufile.rdma_peer_type") == "FAIL" and
-      status(c, "cufile.use_pci_p2pdma") == "FAIL",
-      "the stock cufile.json (empty list, peermem default, no p2pdma): FAIL x3")
-c = pre.judge(facts { cufile = pre.read_cufile(env(stock)),
-                      dmabuf_env = "TRUE" })
-check(status(c, "cufile.rdma_peer_type") == "ok",
+r = judge(facts { cufile = pre.read_cufile(env(stock)) })
+check(r.n == 3 and r.failed["cufile.addr_on_active_port"] and
+      r.failed["cufile.rdma_peer_type"] and r.failed["cufile.use_pci_p2pdma"],
+      "the stock cufile.json (empty list, peermem default, no p2pdma): 3 fail")
+r = judge(facts { cufile = pre.read_cufile(env(stock)), dmabuf_env = "TRUE" })
+check(not r.failed["cufile.rdma_peer_type"] and
+      row(r, "cufile.rdma_peer_type").value == "dmabuf",
       "CUFILE_DMABUF_ENABLE=TRUE overrides rdma_peer_type")
-c = pre.judge(facts { cufile = pre.read_cufile(env(dir .. "/none.json")) })
-check(status(c, "cufile.config") == "FAIL", "no cufile.json: FAIL")
-c = pre.judge(facts { ports = pre.roce_ports {} })
-local _, row = status(c, "cufile.rdma_dev_addr_list")
-check(row.status == "FAIL" and row.value:find("no active RoCE port has", 1,
-      true), "addresses of no active RoCE port: FAIL (" .. row.value .. ")")
+r = judge(facts { cufile = pre.read_cufile(env(dir .. "/none.json")) })
+check(r.failed["cufile.config_read"] and r.n == 4,
+      "no cufile.json: the config and the three keys fail")
+r = judge(facts { ports = pre.roce_ports {} })
+check(r.failed["cufile.addr_on_active_port"] and
+      row(r, "cufile.rdma_dev_addr_list").detail:find("no active RoCE port has",
+      1, true), "addresses of no active RoCE port: fails ("
+      .. row(r, "cufile.rdma_dev_addr_list").detail .. ")")
 
-c = pre.judge(facts { host = { memlock = -1, cufile_loaded = true,
+r = judge(facts { host = { memlock = -1, cufile_loaded = true,
   cufile_path = "site-packages/nvidia/cu13/lib/libcufile.so.0",
   cufile_version = 1150, cufile_desc_str = false } })
-_, row = status(c, "libcufile.symbol")
-check(row.status == "FAIL" and row.fix:find("LD_PRELOAD", 1, true),
-      "libcufile 1.15 first on the path: FAIL with the LD_PRELOAD fix")
-c = pre.judge(facts { host = { memlock = 65536, cufile_loaded = true,
-                               cufile_desc_str = true } })
-check(status(c, "ulimit_l") == "FAIL", "ulimit -l 64 KiB: FAIL")
-c = pre.judge(facts { max_registration = 4 * 1073741824 })
-check(status(c, "registration_limit") == "FAIL", "a 4 GiB buffer: FAIL")
+check(r.failed["libcufile.rdma_desc_str"] and
+      row(r, "libcufile.symbol").fix:find("LD_PRELOAD", 1, true),
+      "libcufile 1.15 first on the path: fails, with the LD_PRELOAD fix")
+r = judge(facts { host = { memlock = 65536, cufile_loaded = true,
+                           cufile_desc_str = true } })
+check(r.n == 1 and r.failed.ulimit_l_bytes, "ulimit -l 64 KiB: fails: "
+      .. tostring(r.failed.ulimit_l_bytes))
+r = judge(facts { max_registration = 4 * 1073741824 })
+check(r.n == 1 and r.failed.largest_buffer_bytes, "a 4 GiB buffer: fails")
+r = judge(facts { max_registration = 4 * 1073741824 - 1 })
+check(r.n == 0, "4 GiB - 1: holds")
 
 -- hipobj-rc-v2 on rxe: cuFile and DC do not apply
-c = pre.judge(facts { provider = "rc", cufile = {}, host = { memlock = -1 },
-                      dc = { dc = false, why = "rxe0 is not an mlx5 device" } })
-check(pre.verdict(c) == "PASS" and status(c, "dc_transport") == "n/a" and
-      status(c, "cufile.config") == "n/a", "provider rc: DC/cuFile n/a, PASS")
--- the GPU path without a GPU: SKIP, even beside a failed check
-v, why = pre.verdict(pre.judge(facts { memory = "cuda", cuda = {
-  err = "no CUDA driver" }, host = { memlock = 0 } }))
-check(v == "SKIP" and why:find("CUDA", 1, true), "GPU path, no GPU: SKIP: "
-      .. why)
-c = pre.judge(facts { memory = "cuda", cuda = { devices = {
+r = judge(facts { provider = "rc", cufile = {}, host = { memlock = -1 },
+                  dc = { dc = false, why = "rxe0 is not an mlx5 device" } })
+check(r.n == 0 and row(r, "dc_transport").value == "n/a" and
+      row(r, "cufile.config").value == "n/a", "provider rc: DC/cuFile n/a, holds")
+-- the GPU path without a GPU: absent (the spec SKIPs), even beside a failure
+r = judge(facts { memory = "cuda", cuda = { err = "no CUDA driver" },
+                  host = { memlock = 0 } })
+check(r.absent and r.absent.detail:find("CUDA", 1, true),
+      "GPU path, no GPU: absent: " .. (r.absent and r.absent.detail or "-"))
+r = judge(facts { memory = "cuda", cuda = { devices = {
   { index = 0, dmabuf = false } } } })
-check(status(c, "gpu.peer_memory") == "FAIL", "no peermem, no dma-buf: FAIL")
-c = pre.judge(facts { memory = "cuda", cuda = { devices = {
+check(r.n == 1 and r.failed["gpu.peer_memory"], "no peermem, no dma-buf: fails")
+r = judge(facts { memory = "cuda", cuda = { devices = {
   { index = 0, dmabuf = true } } } })
-check(status(c, "gpu.peer_memory") == "ok" and
-      status(c, "cuda_context_per_thread") == "ok", "dma-buf GPU: ok")
+check(r.n == 0 and row(r, "gpu.peer_memory").value == "dmabuf", "dma-buf GPU: holds")
 
 -- the engine refuses a 4 GiB cuObject registration before anything
 local cl = s3.client { endpoint = "http://127.0.0.1:9" }

@@ -214,11 +214,13 @@ function M.bus_factor(op, n)
   return 1
 end
 
--- Judge the GPU-pair matrix: pairs = { {busbw=, wrong=, ...}, ... }; the
--- reference is site_value when given, else the median of the pairs; a
--- pair is slow under ratio x reference.  Sets p.ratio and p.slow on each
--- pair; returns { reference, basis, median, min, slow, wrong }.
-function M.judge_pairs(pairs, site_value, ratio)
+-- Measure the GPU-pair matrix against its reference: pairs = { {busbw=,
+-- wrong=, ...}, ... }; the reference is site_value when given, else the
+-- median of the pairs.  Sets p.ratio (busbw / reference) on each pair;
+-- returns { reference, basis, median, min, min_ratio, slowest, wrong }.
+-- How low a ratio may go is a criterion (R9P.min_pair_ratio in
+-- specs/thresholds.yaml), not decided here.
+function M.pair_ratios(pairs, site_value)
   local v = {}
   for _, p in ipairs(pairs) do v[#v + 1] = p.busbw or 0 end
   table.sort(v)
@@ -229,11 +231,12 @@ function M.judge_pairs(pairs, site_value, ratio)
   local ref, basis = median, ("median of %d pairs"):format(#v)
   if site_value then ref, basis = site_value, "site nccl.pair_busbw_gbs" end
   local out = { reference = ref, basis = basis, median = median,
-                min = v[1] or 0, slow = 0, wrong = 0 }
+                min = v[1] or 0, wrong = 0 }
   for _, p in ipairs(pairs) do
     p.ratio = ref > 0 and (p.busbw or 0) / ref or 0
-    p.slow = (p.busbw or 0) < ratio * ref
-    if p.slow then out.slow = out.slow + 1 end
+    if not out.min_ratio or p.ratio < out.min_ratio then
+      out.min_ratio, out.slowest = p.ratio, p
+    end
     out.wrong = out.wrong + (p.wrong or 0)
   end
   return out

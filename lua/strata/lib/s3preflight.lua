@@ -16,15 +16,14 @@
 -- The file is $CUFILE_ENV_PATH_JSON, else /etc/cufile.json; it may hold
 -- // comments.
 --
--- M.gather(t, s, memory) collects the facts, M.judge(f) turns them into
--- checks {name, status = "ok"|"FAIL"|"n/a"|"absent", value, fix, source},
--- M.verdict(checks) says PASS / FAIL (first failed check) / SKIP (a
--- needed fact is absent).  judge is pure: tests feed it facts.
+-- M.gather(t, s, memory) collects the facts, M.facts(f) turns them into
+-- one metric per check (the fact a criterion of E3P/E4P in
+-- specs/thresholds.yaml compares) with its detail and fix hint.  facts is
+-- pure: tests feed it facts.  Nothing here decides ok or FAIL.
 local cjson = require "cjson"
 
 local M = {}
 local GiB = 1073741824
-M.MAX_REGISTRATION = 4 * GiB      -- kCuObjMaxMemoryRegSize (cuobj.h)
 
 local TS = "minio/rdma-training docs/troubleshooting.md"
 
@@ -97,10 +96,16 @@ local function fmt_bytes(n)
   return ("%d KiB"):format(n // 1024)
 end
 
-local function check(list, name, status, value, fix, source)
-  list[#list + 1] = { name = name, status = status, value = tostring(value),
-                      fix = status == "ok" and "" or (fix or ""),
+local INF = math.maxinteger   -- RLIM_INFINITY, as a byte count
+
+-- One row: the check's name, the metric that carries its fact, the fact
+-- (what a criterion compares), the detail a reader needs, the fix for
+-- when the criterion fails and where the cause is documented.
+local function fact(list, name, metric, value, detail, fix, source)
+  list[#list + 1] = { name = name, metric = metric, value = value,
+                      detail = tostring(detail), fix = fix or "",
                       source = source or "" }
+  return list[#list]
 end
 
 -- f: {provider, memory, device, dc = {dc, why} | nil, dc_err,
@@ -108,47 +113,56 @@ end
 --     host (s3rdma.gpu_path_facts), cuda = {devices} | {err},
 --     need_lock (bytes the run pins), max_registration (largest single
 --     buffer), concurrency}
-function M.judge(f)
-  local c = {}
+-- Returns the rows (see `fact`) and rows.absent: the facts a path needs
+-- that this host lacks (no RDMA device, no GPU for the GPU path, the
+-- lock limit unread): the spec SKIPs on them.  Nothing here says ok or
+-- FAIL: each metric's criterion is in specs/thresholds.yaml (E3P, E4P).
+function M.facts(f)
+  local c = { absent = {} }
   local cuobj = f.provider == "cuobject"
   local gpu = f.memory == "cuda"
-  local na = "n/a (provider " .. tostring(f.provider) .. ")"
+  local na = "n/a"
+  local why_na = "n/a (provider " .. tostring(f.provider) .. ")"
 
   -- 0. an RDMA device at all (else the whole path SKIPs)
-  local gate = {}
   if f.dc then
-    check(c, "rdma_device", "ok", f.device or "first device")
+    fact(c, "rdma_device", "rdma_device", f.device or "first device",
+         f.device or "first device")
   else
-    check(c, "rdma_device", "absent", f.dc_err or "no RDMA device")
-    gate[#gate + 1] = c[#c]
+    c.absent[#c.absent + 1] = fact(c, "rdma_device", "rdma_device", na,
+                                   f.dc_err or "no RDMA device")
   end
 
   -- 1. DC transport: cuObject's CUOBJ_PROTO_RDMA_DC_V1 needs it
+  local dc_fix = "cuObject (AIStor's S3 over RDMA) needs the DC transport "
+    .. "of an NVIDIA ConnectX/BlueField NIC; on irdma (E810) or rxe use "
+    .. "provider \"rc\" (hipobj-rc-v2) or a ConnectX"
   if not f.dc then
-    check(c, "dc_transport", "absent", f.dc_err or "no RDMA device")
+    fact(c, "dc_transport", "dc_transport", na, f.dc_err or "no RDMA device")
   elseif not cuobj then
-    check(c, "dc_transport", "n/a", na .. "; " .. (f.dc and f.dc.why or
-          f.dc_err or "not probed"))
+    fact(c, "dc_transport", "dc_transport", na, why_na .. "; " .. f.dc.why)
   else
-    check(c, "dc_transport", f.dc.dc and "ok" or "FAIL", f.dc.why,
-          "cuObject (AIStor's S3 over RDMA) needs the DC transport of an "
-          .. "NVIDIA ConnectX/BlueField NIC; on irdma (E810) or rxe use "
-          .. "provider \"rc\" (hipobj-rc-v2) or a ConnectX",
-          "engine/verbs/dc.h (UCX uct_ib_mlx5_check_dc)")
+    fact(c, "dc_transport", "dc_transport", f.dc.dc == true, f.dc.why, dc_fix,
+         "engine/verbs/dc.h (UCX uct_ib_mlx5_check_dc)")
   end
 
   -- 2-5. cuFile's configuration (cuObject registers through cuFile)
   local cf = f.cufile or {}
   local props = cf.props
   if not cuobj then
-    check(c, "cufile.config", "n/a", na)
+    fact(c, "cufile.config", "cufile.config_read", na, why_na)
   elseif not props then
-    check(c, "cufile.config", "FAIL", (cf.path or "?") .. ": "
-          .. tostring(cf.err), "point CUFILE_ENV_PATH_JSON at a cufile.json "
-          .. "(or install /etc/cufile.json)", TS .. " 1")
+    fact(c, "cufile.config", "cufile.config_read", false, (cf.path or "?")
+         .. ": " .. tostring(cf.err), "point CUFILE_ENV_PATH_JSON at a "
+         .. "cufile.json (or install /etc/cufile.json)", TS .. " 1")
   else
-    check(c, "cufile.config", "ok", cf.path .. " (" .. cf.via .. ")")
+    fact(c, "cufile.config", "cufile.config_read", true,
+         cf.path .. " (" .. cf.via .. ")")
   end
+  local list_fix = "list the IPv4 addresses of the PORT_ACTIVE RoCE ports "
+    .. "(MinIO's 12-cufile-config.sh derives them from "
+    .. "/sys/class/infiniband/*/device/net/*)"
+  local no_config = "no cuFile configuration"
   if cuobj and props then
     local list = props.rdma_dev_addr_list
     local names, matched, unmatched = {}, {}, {}
@@ -157,11 +171,9 @@ function M.judge(f)
       if p.netdev then names[p.netdev] = p end
     end
     if type(list) ~= "table" or #list == 0 then
-      check(c, "cufile.rdma_dev_addr_list", "FAIL", "empty (cuFile then "
-            .. "registers nothing for RDMA and every transfer goes over "
-            .. "HTTP without an error)", "list the IPv4 addresses of the "
-            .. "PORT_ACTIVE RoCE ports (MinIO's 12-cufile-config.sh derives "
-            .. "them from /sys/class/infiniband/*/device/net/*)", TS .. " 1")
+      fact(c, "cufile.rdma_dev_addr_list", "cufile.addr_on_active_port",
+           false, "empty (cuFile then registers nothing for RDMA and every "
+           .. "transfer goes over HTTP without an error)", list_fix, TS .. " 1")
     else
       for _, a in ipairs(list) do
         local hit = names[a]
@@ -175,131 +187,111 @@ function M.judge(f)
         table.concat(list, ","), #matched > 0 and table.concat(matched, ",")
         or "none", #unmatched > 0 and ("; no active RoCE port has "
         .. table.concat(unmatched, ",")) or "")
-      check(c, "cufile.rdma_dev_addr_list", #matched > 0 and "ok" or "FAIL",
-            v, "use addresses (or device names) of PORT_ACTIVE RoCE ports",
-            TS .. " 1")
+      fact(c, "cufile.rdma_dev_addr_list", "cufile.addr_on_active_port",
+           #matched > 0, v, "use addresses (or device names) of PORT_ACTIVE "
+           .. "RoCE ports", TS .. " 1")
     end
-    local peer = props.rdma_peer_type or "nvidia_peermem"
+    local peer, how = props.rdma_peer_type or "nvidia_peermem", "properties"
+    if props.rdma_peer_type == nil then how = "default" end
     local env = f.dmabuf_env and f.dmabuf_env:upper()
-    if env == "TRUE" then peer = "dmabuf (CUFILE_DMABUF_ENABLE=TRUE)"
-    elseif env == "FALSE" then peer = "nvidia_peermem (CUFILE_DMABUF_ENABLE=FALSE)"
+    if env == "TRUE" then peer, how = "dmabuf", "CUFILE_DMABUF_ENABLE=TRUE"
+    elseif env == "FALSE" then peer, how = "nvidia_peermem", "CUFILE_DMABUF_ENABLE=FALSE"
     end
-    check(c, "cufile.rdma_peer_type", peer:find("^dmabuf") and "ok" or "FAIL",
-          peer, "set \"rdma_peer_type\": \"dmabuf\" in properties",
-          TS .. " 1")
-    check(c, "cufile.use_pci_p2pdma", props.use_pci_p2pdma == true and "ok"
-          or "FAIL", tostring(props.use_pci_p2pdma),
-          "set \"use_pci_p2pdma\": true in properties", TS .. " 1")
-  elseif cuobj then
-    for _, n in ipairs { "cufile.rdma_dev_addr_list", "cufile.rdma_peer_type",
-                         "cufile.use_pci_p2pdma" } do
-      check(c, n, "FAIL", "no cuFile configuration", "see cufile.config",
-            TS .. " 1")
-    end
+    fact(c, "cufile.rdma_peer_type", "cufile.rdma_peer_type", tostring(peer),
+         ("%s (%s)"):format(peer, how),
+         "set \"rdma_peer_type\": \"dmabuf\" in properties", TS .. " 1")
+    local p2p = props.use_pci_p2pdma
+    fact(c, "cufile.use_pci_p2pdma", "cufile.use_pci_p2pdma",
+         p2p == nil and "unset" or p2p, tostring(p2p),
+         "set \"use_pci_p2pdma\": true in properties", TS .. " 1")
   else
-    for _, n in ipairs { "cufile.rdma_dev_addr_list", "cufile.rdma_peer_type",
-                         "cufile.use_pci_p2pdma" } do
-      check(c, n, "n/a", na)
-    end
+    local v = cuobj and no_config or na
+    local d = cuobj and no_config or why_na
+    fact(c, "cufile.rdma_dev_addr_list", "cufile.addr_on_active_port", v, d,
+         cuobj and "see cufile.config", cuobj and TS .. " 1")
+    fact(c, "cufile.rdma_peer_type", "cufile.rdma_peer_type", v, d,
+         cuobj and "see cufile.config", cuobj and TS .. " 1")
+    fact(c, "cufile.use_pci_p2pdma", "cufile.use_pci_p2pdma", v, d,
+         cuobj and "see cufile.config", cuobj and TS .. " 1")
   end
 
   -- 6. the libcufile the loader picks for libcufile.so.0
   local h = f.host or {}
   if not cuobj then
-    check(c, "libcufile.symbol", "n/a", na)
+    fact(c, "libcufile.symbol", "libcufile.rdma_desc_str", na, why_na)
   elseif not h.cufile_loaded then
-    check(c, "libcufile.symbol", "FAIL", "libcufile.so.0 not loadable: "
-          .. tostring(h.cufile_why), "install cuFile >= 1.18 (CUDA 13.1 or "
-          .. "the GDS package)", TS .. " 2")
+    fact(c, "libcufile.symbol", "libcufile.rdma_desc_str", "not loadable",
+         "libcufile.so.0 not loadable: " .. tostring(h.cufile_why),
+         "install cuFile >= 1.18 (CUDA 13.1 or the GDS package)", TS .. " 2")
   else
-    check(c, "libcufile.symbol", h.cufile_desc_str and "ok" or "FAIL",
-          ("%s (cuFileGetVersion %s) %s cuFileRDMADescStrGet"):format(
-            h.cufile_path or "?", tostring(h.cufile_version),
-            h.cufile_desc_str and "exports" or "LACKS"),
-          "cuObject needs cuFile >= 1.18; an older copy with the same SONAME "
-          .. "loaded first (a PyTorch wheel's 1.15 under site-packages/"
-          .. "nvidia) wins: LD_PRELOAD the 1.18 libcufile", TS .. " 2")
+    fact(c, "libcufile.symbol", "libcufile.rdma_desc_str",
+         h.cufile_desc_str == true,
+         ("%s (cuFileGetVersion %s) %s cuFileRDMADescStrGet"):format(
+           h.cufile_path or "?", tostring(h.cufile_version),
+           h.cufile_desc_str and "exports" or "LACKS"),
+         "cuObject needs cuFile >= 1.18; an older copy with the same SONAME "
+         .. "loaded first (a PyTorch wheel's 1.15 under site-packages/"
+         .. "nvidia) wins: LD_PRELOAD the 1.18 libcufile", TS .. " 2")
   end
 
-  -- 7. locked memory: RDMA pins every buffer
+  -- 7. locked memory: RDMA pins every buffer (ulimit_l_bytes against
+  -- pinned_bytes, the criterion's own reference)
   if h.memlock == nil then
-    check(c, "ulimit_l", "absent", "not read")
+    c.absent[#c.absent + 1] = fact(c, "ulimit_l", "ulimit_l_bytes", na,
+                                   "not read")
   else
-    local ok = h.memlock < 0 or h.memlock >= (f.need_lock or 0)
-    check(c, "ulimit_l", ok and "ok" or "FAIL",
-          ("%s (this run pins %s)"):format(fmt_bytes(h.memlock),
-          fmt_bytes(f.need_lock or 0)), "ulimit -l unlimited (limits.conf "
-          .. "memlock, or LimitMEMLOCK=infinity for a service)",
-          "minio/rdma-training docs/01-setup-aistor-rdma.md")
+    fact(c, "ulimit_l", "ulimit_l_bytes", h.memlock < 0 and INF or h.memlock,
+         ("%s (this run pins %s)"):format(fmt_bytes(h.memlock),
+         fmt_bytes(f.need_lock or 0)), "ulimit -l unlimited (limits.conf "
+         .. "memlock, or LimitMEMLOCK=infinity for a service)",
+         "minio/rdma-training docs/01-setup-aistor-rdma.md")
   end
 
   -- 8. GPU peer memory: nvidia_peermem or dma-buf
   if not gpu then
-    check(c, "gpu.peer_memory", "n/a", "n/a (host memory)")
+    fact(c, "gpu.peer_memory", "gpu.peer_memory", na, "n/a (host memory)")
   elseif not f.cuda or not f.cuda.devices then
-    check(c, "gpu.peer_memory", "absent", "no CUDA GPU: "
-          .. tostring(f.cuda and f.cuda.err or "not probed"))
-    gate[#gate + 1] = c[#c]
+    c.absent[#c.absent + 1] = fact(c, "gpu.peer_memory", "gpu.peer_memory",
+      na, "no CUDA GPU: " .. tostring(f.cuda and f.cuda.err or "not probed"))
   else
     local dmabuf = {}
     for _, d in ipairs(f.cuda.devices) do
       if d.dmabuf then dmabuf[#dmabuf + 1] = "GPU" .. d.index end
     end
-    local ok = h.peermem or #dmabuf > 0
-    check(c, "gpu.peer_memory", ok and "ok" or "FAIL",
-          ("nvidia_peermem %s; CUDA dma-buf %s"):format(
-            h.peermem and "loaded" or "not loaded",
-            #dmabuf > 0 and table.concat(dmabuf, ",") or "on no GPU"),
-          "load nvidia_peermem, or use a driver/kernel with dma-buf (then "
-          .. "rdma_peer_type dmabuf)", TS .. " 1")
+    local how = {}
+    if h.peermem then how[#how + 1] = "nvidia_peermem" end
+    if #dmabuf > 0 then how[#how + 1] = "dmabuf" end
+    fact(c, "gpu.peer_memory", "gpu.peer_memory",
+         #how > 0 and table.concat(how, "+") or "none",
+         ("nvidia_peermem %s; CUDA dma-buf %s"):format(
+           h.peermem and "loaded" or "not loaded",
+           #dmabuf > 0 and table.concat(dmabuf, ",") or "on no GPU"),
+         "load nvidia_peermem, or use a driver/kernel with dma-buf (then "
+         .. "rdma_peer_type dmabuf)", TS .. " 1")
   end
 
-  -- 9. cuObject's 4 GiB registration limit
-  if not cuobj then
-    check(c, "registration_limit", "n/a", na)
-  else
-    local mr = f.max_registration or 0
-    check(c, "registration_limit", mr < M.MAX_REGISTRATION and "ok" or "FAIL",
-          ("largest single buffer %s (limit < 4 GiB)"):format(fmt_bytes(mr)),
-          "split: multipart parts or ranges of <= 2 GiB (strata refuses "
-          .. ">= 4 GiB with cuObject)", TS .. " 4")
-  end
+  -- 9. cuObject's 4 GiB registration limit (the criterion holds it)
+  local mr = f.max_registration or 0
+  fact(c, "registration_limit", "largest_buffer_bytes", mr,
+       ("largest single buffer %s"):format(fmt_bytes(mr)),
+       "split: multipart parts or ranges of <= 2 GiB (strata refuses "
+       .. ">= 4 GiB with cuObject)", TS .. " 4")
 
-  -- 10-11. properties of strata's own engine (shown: other clients
-  -- crash on these)
-  check(c, "cuda_context_per_thread", gpu and "ok" or "n/a",
-        gpu and "strata binds the GPU's context in each worker thread "
-        .. "(engine/s3rdma/workload.c, cuda_bind)" or "n/a (host memory)",
-        "torch.cuda.set_device() in every thread before its first RDMA call",
-        TS .. " 5")
-  check(c, "one_buffer_per_stream", "ok", ("%d stream(s), %d buffer(s): "
-        .. "one registered buffer per worker"):format(f.concurrency or 1,
-        f.concurrency or 1), "one destination buffer per concurrent stream",
-        TS .. " 6")
-  c.gate = gate
+  -- 10-11. properties of strata's own engine (shown, no criterion: other
+  -- clients crash on these)
+  fact(c, "cuda_context_per_thread", nil, nil, gpu and "strata binds the "
+       .. "GPU's context in each worker thread (engine/s3rdma/workload.c, "
+       .. "cuda_bind)" or "n/a (host memory)",
+       "torch.cuda.set_device() in every thread before its first RDMA call",
+       TS .. " 5")
+  fact(c, "one_buffer_per_stream", nil, nil, ("%d stream(s), %d buffer(s): "
+       .. "one registered buffer per worker"):format(f.concurrency or 1,
+       f.concurrency or 1), "one destination buffer per concurrent stream",
+       TS .. " 6")
+  c[#c + 1] = { name = "pinned_bytes", metric = "pinned_bytes",
+                value = f.need_lock or 0, detail = "concurrency x buffer",
+                fix = "", source = "" }
   return c
-end
-
--- PASS, or FAIL with the first failed check, or SKIP when a fact the
--- path needs is absent (no RDMA device, no GPU for the GPU path).
-function M.verdict(checks)
-  local g = checks.gate and checks.gate[1]
-  if g then
-    return "SKIP", ("preflight: %s absent: %s"):format(g.name, g.value)
-  end
-  local absent
-  for _, ch in ipairs(checks) do
-    if ch.status == "FAIL" then
-      return "FAIL", ("preflight check %s failed: %s; fix: %s"):format(
-        ch.name, ch.value, ch.fix)
-    end
-    if ch.status == "absent" and not absent then absent = ch end
-  end
-  if absent then
-    return "SKIP", ("preflight: %s absent: %s"):format(absent.name,
-                                                       absent.value)
-  end
-  return "PASS"
 end
 
 -- Collect the facts on this host (read-only).

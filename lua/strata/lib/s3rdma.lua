@@ -228,19 +228,6 @@ function M.put_then_get(t, size, conc, memory)
   return out
 end
 
--- The criteria every S3-over-RDMA phase meets (RUNBOOK PASS policy):
--- proven by three witnesses, nothing failed, no RDMA error counter grew,
--- TCP fallback none (site-tunable through thresholds).
-function M.criteria(prefixes)
-  local c = { ["rdma_err.*"] = { max = 0 } }
-  for _, p in ipairs(prefixes) do
-    c[p .. "proven"] = { eq = true }
-    c[p .. "failed"] = { max = 0 }
-    c[p .. "fallback_requests"] = { max = 0 }
-  end
-  return c
-end
-
 M.UNITS = { ["get.gbps"] = "Gbit/s", ["put.gbps"] = "Gbit/s",
             ["mp.gbps"] = "Gbit/s", ["get.lat_p99_ms"] = "ms",
             ["put.lat_p99_ms"] = "ms", ["get.cpu_util_pct"] = "%",

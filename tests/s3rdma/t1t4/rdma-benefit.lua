@@ -3,7 +3,9 @@
 test {
   id = "B04", layer = "s3rdma", title = "fixture T2",
   run = function()
-    return { ["get.gbps"] = 20.9, ["put.gbps"] = 11,
+    return { ["put.proven"] = true, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
+             ["get.proven"] = true, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
+             ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 20.9, ["put.gbps"] = 11,
              ["get.cpu_util_pct"] = 12, ["put.cpu_util_pct"] = 10,
              ["get.lat_p50_ms"] = 58, ["get.lat_p99_ms"] = 97 }
   end,
@@ -11,7 +13,9 @@ test {
 test {
   id = "B02", layer = "s3rdma", title = "fixture T2 64 MiB x 1",
   run = function()
-    return { ["get.gbps"] = 6, ["get.cpu_util_pct"] = 9,
+    return { ["put.proven"] = true, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
+             ["get.proven"] = true, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
+             ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 6, ["get.cpu_util_pct"] = 9,
              ["get.lat_p99_ms"] = 39 }
   end,
 }

@@ -1,15 +1,22 @@
--- T2 no better than T1 on any count: T1T4 FAILs (host.benefit false).
+-- T2 no better than T1 on any count: T1T4 FAILs (no member of
+-- T1T4.benefit holds).
 test {
   id = "B04", layer = "s3rdma", title = "fixture T2",
   run = function()
-    return { ["get.gbps"] = 21, ["put.gbps"] = 10,
+    return { ["put.proven"] = true, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
+             ["get.proven"] = true, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
+             ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 21, ["put.gbps"] = 10,
              ["get.cpu_util_pct"] = 40, ["put.cpu_util_pct"] = 30,
              ["get.lat_p50_ms"] = 60, ["get.lat_p99_ms"] = 95 }
   end,
 }
 test {
   id = "B02", layer = "s3rdma", title = "fixture T2 64 MiB x 1",
-  run = function() return { ["get.gbps"] = 5 } end,
+  run = function()
+    return { ["put.proven"] = true, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
+             ["get.proven"] = true, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
+             ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 5 }
+  end,
 }
 test {
   id = "B06", layer = "s3rdma", title = "fixture T4",
