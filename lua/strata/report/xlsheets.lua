@@ -482,8 +482,9 @@ function write_single(S, r, res, metrics, base)
   for _, c in ipairs(res.checks or {}) do
     if c.metric then
       local prev = checks[c.metric]
-      local text = c.ok and ("ok: " .. tostring(c.text or "")) or
-        (c.why or c.text or "failed")
+      local text = c.not_judged and c.why
+        or c.ok and ("ok: " .. tostring(c.text or ""))
+        or (c.why or c.text or "failed")
       checks[c.metric] = prev and (prev .. "; " .. text) or text
     end
   end
