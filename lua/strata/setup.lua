@@ -81,6 +81,27 @@ local function check_limits(site, lines, file)
   end
 end
 
+-- The TODOs `strata site init` left in the site file (docs/site.md):
+-- `strata check` (opts.todo_error) names every one and fails; a run
+-- leaves them out, says so, and goes on (s.todos).
+local function todos(s, lines, opts)
+  if type(s.site) ~= "table" then return end
+  s.todos = require("strata.site.render").strip_todos(s.site, lines)
+  if #s.todos == 0 then return end
+  local names = {}
+  for _, t in ipairs(s.todos) do
+    names[#names + 1] = ("%s (line %s)"):format(t.path, t.line or "?")
+  end
+  local where = opts.site .. ":" .. (s.todos[1].line or 1)
+  if opts.todo_error then
+    spec.error(where, "%d TODO%s to fill (written by strata site init): %s",
+               #s.todos, #s.todos == 1 and "" or "s", table.concat(names, ", "))
+  end
+  io.stderr:write(("strata: warning: %s: %d TODO%s left out of this run "
+    .. "(fill them: strata check --site %s): %s\n"):format(where, #s.todos,
+    #s.todos == 1 and "" or "s", opts.site, table.concat(names, ", ")))
+end
+
 -- opts: paths, site (file), thresholds (file), profile (file overlaid on
 -- the thresholds), set (list of K=V); site_table: the site as a table
 -- already read (a fleet node's, from the launcher) instead of a file
@@ -105,6 +126,7 @@ function M.load(opts)
     s.site, lines = spec.protect(yaml.load_file, opts.site)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
     check_limits(s.site, lines, opts.site)
+    todos(s, lines, opts)
   end
   require("strata.scale").apply(tests, s.site,
     opts.site or (opts.site_table and "the launcher's site file"))

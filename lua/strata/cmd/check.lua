@@ -9,8 +9,8 @@ local M = {
   usage = [[
 usage: strata check [--site FILE] [--thresholds FILE] [--set K=V]... [PATH...]
 Loads everything `strata run` would and reports the first error with its
-file:line (exit 2); warns about criteria that refer to site values the
-site file lacks.]],
+file:line (exit 2), and every TODO `strata site init` left in the site
+file; warns about criteria that refer to site values the site file lacks.]],
 }
 
 function M.main(argv)
@@ -18,6 +18,7 @@ function M.main(argv)
     local o, paths = args.parse(argv, command.RUN_OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     local s = setup.load { paths = paths, site = o.site, warn_unknown = true,
+                           todo_error = true,
                            thresholds = o.thresholds, profile = o.profile,
                            set = o.set }
     local warnings = 0

@@ -1,0 +1,145 @@
+"""strata site init: a site file from the node (or a recorded tree), each
+value with where it came from, TODOs that check names and a run leaves
+out, and a merge that keeps every byte the user wrote (issue 27)."""
+import os
+import re
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import SRC, Tmp, strata, journal, results  # noqa: E402
+
+TWO = os.path.join(SRC, "fixtures/host/two-socket")
+GPU = os.path.join(SRC, "fixtures/host/gpu-node")
+NVML = os.path.join(SRC, "fixtures/gpu/h200x2/strata-nvml.json")
+
+
+def init(*args):
+    p = strata("site", "init", *args, cwd=SRC)
+    return p
+
+
+def key_line(text, key):
+    """The line of `  key: ...` (first match)."""
+    m = re.search(r"^  " + re.escape(key) + r":.*$", text, re.M)
+    return m and m.group(0)
+
+
+class Init(Tmp):
+    def test_recorded_tree(self):
+        p = init("--root", TWO)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        t = p.stdout
+        # each value with where it came from (the tree's own files)
+        self.assertRegex(key_line(t, "cpus"),
+                         r"cpus: 8 +# .*two-socket/sys/devices/system/cpu/"
+                         r"online: 0-7$")
+        self.assertRegex(key_line(t, "numa_nodes"), r"numa_nodes: 2 +# ")
+        self.assertRegex(key_line(t, "device"), r"device: irdma0 +# .*/sys/"
+                         r"class/infiniband/irdma0/ports/1/state: 4: ACTIVE")
+        self.assertRegex(key_line(t, "line_rate_gbps"),
+                         r"line_rate_gbps: 400 +# .*/sys/class/infiniband/"
+                         r"irdma0/ports/1/rate: 400 Gb/sec \(4X NDR\)$")
+        self.assertIn("    - { device: irdma0, port: 1 }", t)
+        # what the node cannot tell is a TODO with a line saying what
+        self.assertRegex(key_line(t, "endpoint"), r"endpoint: TODO +# TODO: ")
+        self.assertRegex(key_line(t, "peer"), r"peer: TODO +# TODO: ")
+
+    def test_recorded_nvml(self):
+        p = init("--root", GPU, "--nvml", NVML)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(key_line(p.stdout, "count"),
+                         r"count: 2 +# .*strata-nvml.json \(driver "
+                         r"580.159.04\): 2 x NVIDIA H200$")
+        self.assertRegex(key_line(p.stdout, "model"), r'model: "NVIDIA H200"')
+        self.assertRegex(key_line(p.stdout, "topology"), r"topology: TODO")
+
+    def test_this_host_then_check_and_run(self):
+        site = self.path("site.yaml")
+        p = init("-o", site)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("wrote " + site, p.stderr)
+        # check names the TODOs until they are filled
+        p = strata("check", "--site", site, cwd=SRC)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertRegex(p.stderr, site + r":\d+: \d+ TODOs to fill .*"
+                         r"s3.endpoint \(line \d+\)")
+        # filled, check accepts it (the S3 section deleted: no endpoint)
+        text = open(site).read()
+        text = re.sub(r"\ns3:\n(  .*\n)*", "\n", text)
+        text = text.replace("max_lat_us: TODO", "max_lat_us: 50")
+        text = text.replace("max_tail_ratio: TODO", "max_tail_ratio: 3")
+        text = re.sub(r"\n  peer: TODO[^\n]*", "", text)
+        text = text.replace("busbw_gbs: TODO", "busbw_gbs: 100")
+        text = re.sub(r"\n  topology: TODO[^\n]*", "", text)
+        open(site, "w").write(text)
+        self.assertNotIn("TODO", text.split("\n", 6)[-1])
+        p = strata("check", "--site", site, cwd=SRC)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # and H1 judges this host against what init wrote
+        p = strata("run", "specs/host", "--only", "H1", "--site", site,
+                   "-o", self.path("h1.xlsx"), cwd=SRC)
+        r = results(journal(self.path("h1.jsonl")))["H1"][0]
+        by = {c["metric"]: c for c in r["checks"]}
+        self.assertTrue(by["cpus_online"]["ok"], r)
+        self.assertTrue(by["numa_nodes"]["ok"], r)
+
+
+class Merge(Tmp):
+    def test_rerun_changes_nothing(self):
+        site = self.path("site.yaml")
+        self.assertEqual(init("--root", TWO, "-o", site).returncode, 0)
+        # the user edits values and comments
+        text = open(site).read()
+        text = text.replace("cpus: 8 ", "cpus: 6 ").replace(
+            "line_rate_gbps: 400", "line_rate_gbps: 200  # my own note")
+        text = text.replace("endpoint: TODO", "endpoint: http://s3.x:9000")
+        open(site, "w").write(text)
+        before = open(site, "rb").read()
+        p = init("--root", TWO, "-o", site)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("nothing changed", p.stderr)
+        self.assertEqual(open(site, "rb").read(), before)
+
+    def test_adds_only_missing_keys(self):
+        site = self.path("site.yaml")
+        user = ("# my site\nsite:\n  name: mine   # kept\n"
+                "host:\n  cpus: 6\n\n# rdma below, by hand\n"
+                "rdma: { device: mlx5_9 }\n")
+        open(site, "w").write(user)
+        p = init("--root", TWO, "-o", site)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = open(site).read()
+        # every line the user wrote is still there, in order
+        self.assertTrue(out.startswith("# my site\nsite:\n  name: mine   # "
+                                       "kept\nhost:\n  cpus: 6\n  numa_nodes:"
+                                       " 2 "), out)
+        self.assertIn("\n\n# rdma below, by hand\nrdma: { device: mlx5_9 }\n",
+                      out)
+        # a flow-style section is left alone, and said so
+        self.assertIn("rdma: not a block mapping", p.stderr)
+        self.assertNotIn("irdma0", out)
+        # a section the file lacked is appended
+        self.assertIn("# added by strata site init\ngpu:\n  count: 2", out)
+        self.assertIn("added host.numa_nodes, gpu.count", p.stderr)
+        # and a second run is a no-op, byte for byte
+        before = open(site, "rb").read()
+        p = init("--root", TWO, "-o", site)
+        self.assertEqual(open(site, "rb").read(), before, p.stderr)
+
+
+class Todos(Tmp):
+    def test_run_leaves_todos_out(self):
+        site = self.path("site.yaml")
+        self.assertEqual(init("-o", site).returncode, 0)
+        p = strata("run", "specs/host", "--only", "H1", "--site", site,
+                   "-o", self.path("h1.xlsx"), cwd=SRC)
+        self.assertIn("TODOs left out of this run", p.stderr)
+        self.assertIn("s3.endpoint", p.stderr)
+        r = results(journal(self.path("h1.jsonl")))["H1"][0]
+        self.assertNotEqual(r["status"], "ERROR", r)
+
+
+if __name__ == "__main__":
+    unittest.main()
