@@ -7,6 +7,7 @@ local spec = require "strata.spec"
 local thresholds = require "strata.thresholds"
 
 local M = {}
+local hardware_packs
 
 -- path relative to the current folder when it lies below it: criteria
 -- quote their source, and "specs/thresholds.yaml:12" reads better.
@@ -102,6 +103,31 @@ local function todos(s, lines, opts)
     #s.todos == 1 and "" or "s", opts.site, table.concat(names, ", ")))
 end
 
+-- Overlay thresholds b on a: b's criteria replace a's, metric by metric.
+local function overlay(a, b)
+  for id, metrics in pairs(b) do
+    a[id] = a[id] or {}
+    for metric, ops in pairs(metrics) do a[id][metric] = ops end
+  end
+end
+
+-- The hardware packs of specs/packs (beside the thresholds file, else the
+-- shipped ones) that hold for this site: s.packs = { {name, file, why} }.
+hardware_packs = function(s, file_crit, tfile, opts)
+  local packs = require "strata.site.packs"
+  local dir = tfile and ((tfile:match("^(.*)/[^/]*$") or ".") .. "/packs")
+  if not dir or core.stat(dir) ~= "dir" then dir = STRATA_HOME .. "/specs/packs" end
+  s.packs = {}
+  if core.stat(dir .. "/index.yaml") ~= "file" then return end
+  local crits
+  s.packs, crits = packs.choose(dir, s.site, opts.site,
+                                opts.warn_unknown and s.by_id or nil)
+  for i, p in ipairs(s.packs) do
+    overlay(file_crit, crits[i])
+    s.files[#s.files + 1] = { path = p.file, role = "hardware pack" }
+  end
+end
+
 -- opts: paths, site (file), thresholds (file), profile (file overlaid on
 -- the thresholds), set (list of K=V); site_table: the site as a table
 -- already read (a fleet node's, from the launcher) instead of a file
@@ -142,17 +168,17 @@ function M.load(opts)
     file_crit = thresholds.load(tfile, opts.warn_unknown and by_id or nil)
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
   end
+  -- hardware packs (docs/site.md): chosen by what the site file or the
+  -- node shows, overlaid on the thresholds file, under a profile
+  hardware_packs(s, file_crit, tfile, opts)
   -- a profile (--profile, e.g. the lab's) replaces the criteria of the
   -- metrics it names and keeps the rest
   if opts.profile then
     if core.stat(opts.profile) ~= "file" then
       spec.error(opts.profile, "thresholds profile not found")
     end
-    local prof = thresholds.load(opts.profile, opts.warn_unknown and by_id or nil)
-    for id, metrics in pairs(prof) do
-      file_crit[id] = file_crit[id] or {}
-      for metric, ops in pairs(metrics) do file_crit[id][metric] = ops end
-    end
+    overlay(file_crit, thresholds.load(opts.profile,
+                                       opts.warn_unknown and by_id or nil))
     s.files[#s.files + 1] = { path = opts.profile, role = "thresholds profile" }
   end
   s.thresholds_file = tfile

@@ -141,5 +141,80 @@ class Todos(Tmp):
         self.assertNotEqual(r["status"], "ERROR", r)
 
 
+class Packs(Tmp):
+    """Hardware packs: chosen from the site's facts, overridable, judged
+    with their own file:line, named on the Run sheet."""
+    G4 = """
+test {
+  id = "G4", layer = "gpu", title = "copies vs link (recorded figures)",
+  run = function() return { gbps = 25.0, link_gbps = LINK } end,
+}
+"""
+
+    def run_g4(self, link, site_text):
+        spec = self.path("g4.lua")
+        open(spec, "w").write(self.G4.replace("LINK", str(link)))
+        site = self.path("site.yaml")
+        open(site, "w").write(site_text)
+        p = strata("run", spec, "--site", site, "-o", self.path("g4.xlsx"),
+                   cwd=SRC)
+        return p, results(journal(self.path("g4.jsonl")))["G4"][0]
+
+    def test_gpu_pack_judges_the_link(self):
+        h100 = 'gpu:\n  count: 8\n  model: "NVIDIA H100 80GB HBM3"\n'
+        # a GPU whose best link is Gen4 x16 (31.5 GB/s): the pack FAILs it
+        p, r = self.run_g4(31.5, h100)
+        self.assertIn('hardware pack gpu-pcie-gen5-x16: site.gpu.model '
+                      '"NVIDIA H100 80GB HBM3" contains H100', p.stderr)
+        self.assertEqual(r["status"], "FAIL", r)
+        self.assertIn("link_gbps = 31.5, wanted >= 63", r["reason"])
+        src = [c["source"] for c in r["checks"] if c["metric"] == "link_gbps"]
+        self.assertRegex(src[0], r"specs/packs/gpu-pcie-gen5-x16.yaml:\d+$")
+        # Gen5 x16 as NVML reports it (fixtures/gpu/h200x2: 63.015)
+        p, r = self.run_g4(63.015384615385, h100)
+        self.assertEqual(r["status"], "PASS", r)
+        # the Run sheet names the pack and why
+        import openpyxl
+        ws = openpyxl.load_workbook(self.path("g4.xlsx"))["Run"]
+        rows = {row[0]: row[1] for row in ws.iter_rows(values_only=True)}
+        self.assertIn("gpu-pcie-gen5-x16 (site.gpu.model", rows["Hardware packs"])
+        # another GPU: no pack, the Gen4 link is not judged by it
+        p, r = self.run_g4(31.5, 'gpu:\n  model: "NVIDIA A100-SXM4-80GB"\n')
+        self.assertEqual(r["status"], "PASS", r)
+        self.assertNotIn("gpu-pcie-gen5-x16", p.stderr)
+
+    def test_override(self):
+        h100 = 'gpu:\n  model: "NVIDIA H100 80GB HBM3"\n'
+        p, r = self.run_g4(31.5, "site:\n  packs: []\n" + h100)
+        self.assertEqual(r["status"], "PASS", r)
+        ws = __import__("openpyxl").load_workbook(self.path("g4.xlsx"))["Run"]
+        rows = {row[0]: row[1] for row in ws.iter_rows(values_only=True)}
+        self.assertTrue(rows["Hardware packs"].startswith("none"))
+        p, r = self.run_g4(31.5, "site:\n  packs: [gpu-pcie-gen5-x16]\n")
+        self.assertEqual(r["status"], "FAIL", r)
+        self.assertIn("site.packs names it", p.stderr)
+        site = self.path("bad.yaml")
+        open(site, "w").write("site:\n  packs: [gpu-b900]\n")
+        p = strata("check", "--site", site, cwd=SRC)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn('site.packs: no pack "gpu-b900" (known: '
+                      'gpu-pcie-gen5-x16, rdma-line-rate)', p.stderr)
+
+    def test_rdma_pack_from_site_init(self):
+        site = self.path("site.yaml")
+        self.assertEqual(init("--root", TWO, "-o", site).returncode, 0)
+        p = strata("check", "--site", site, cwd=SRC)
+        # TODOs first; the pack is chosen from what init wrote
+        text = open(site).read().replace("TODO", "3")
+        text = re.sub(r"\n  peer: 3[^\n]*", "", text)
+        text = re.sub(r"\ns3:\n(  .*\n)*", "\n", text)
+        text = re.sub(r"\n  topology: 3[^\n]*", "", text)
+        open(site, "w").write(text)
+        p = strata("check", "--site", site, cwd=SRC)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("hardware pack rdma-line-rate: RDMA port irdma0 at 400 "
+                      "Gb/s (site.rdma.line_rate_gbps)", p.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -29,6 +29,9 @@ function M.main(argv)
         warnings = warnings + 1
       end
     end
+    for _, p in ipairs(s.packs or {}) do
+      io.stdout:write(("hardware pack %s: %s\n"):format(p.name, p.why))
+    end
     local nspec = 0
     for _, f in ipairs(s.files) do
       if f.role == "spec" then nspec = nspec + 1 end

@@ -123,7 +123,8 @@ function M.main(argv)
     j:write { type = "run", version = STRATA_VERSION, argv = argv0,
               host = host, started = core.utc(), files = s.files,
               stamp = type(s.site.site) == "table" and s.site.site.stamp or nil,
-              output = xlsx, journal = jpath, cwd = core.realpath(".") }
+              output = xlsx, journal = jpath, cwd = core.realpath("."),
+              packs = s.packs }
     j:write { type = "inventory", data = inventory() }
     local crit = {}
     for _, c in ipairs(s.criteria) do
@@ -153,6 +154,9 @@ function M.main(argv)
 
     core.trap_signals()
     io.stderr:write(("strata: %d tests, journal %s\n"):format(#order, jpath))
+    for _, p in ipairs(s.packs or {}) do
+      io.stderr:write(("strata: hardware pack %s: %s\n"):format(p.name, p.why))
+    end
     -- the results the loop kept are dropped here (select): the outputs
     -- are made from the journal, and 10 000 records still referenced make
     -- every collection after the loop walk them
