@@ -216,5 +216,47 @@ test {
                       "Gb/s (site.rdma.line_rate_gbps)", p.stdout)
 
 
+class Golden(Tmp):
+    """site init --golden records the node's configuration; H4 names each
+    setting a node differs in (one metric per setting, judged by the
+    criterion differs.* <= 0)."""
+
+    def test_golden_then_h4(self):
+        site = self.path("site.yaml")
+        p = init("--golden", "--root", TWO, "-o", site)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = open(site).read()
+        self.assertRegex(text, r'\ngolden:\n  kernel: "6.12.0-constructed" +# '
+                         r'.*two-socket/proc/sys/kernel/osrelease\n')
+        self.assertIn("    - { driver: ice, mtu: 9000, name: ens1f0 }", text)
+        # H4 on the same tree: every setting the same
+        text = text.replace("host:\n", "host:\n  root: %s\n" % TWO, 1)
+        open(site, "w").write(text)
+
+        def h4():
+            p = strata("run", "specs/host", "--only", "H4", "--site", site,
+                       "-o", self.path("h4.xlsx"), cwd=SRC)
+            return p, results(journal(self.path("h4.jsonl")))["H4"][0]
+        p, r = h4()
+        self.assertEqual(r["status"], "PASS", p.stderr)
+        self.assertEqual(r["metrics"]["differences"], 0)
+        self.assertEqual(r["metrics"]["differs.nics.ens1f0.mtu"], 0)
+        # one node's MTU and driver differ from the golden: FAIL naming both
+        open(site, "w").write(text.replace("driver: ice, mtu: 9000",
+                                           "driver: mlx5_core, mtu: 4200"))
+        p, r = h4()
+        self.assertEqual(r["status"], "FAIL", p.stderr)
+        self.assertIn("differs.nics.ens1f0.driver = 1, wanted <= 0",
+                      r["reason"])
+        self.assertIn("differs.nics.ens1f0.mtu = 1, wanted <= 0", r["reason"])
+        self.assertIn("nics.ens1f0.mtu: golden 4200, this node 9000",
+                      r["notes"])
+        # no golden: H4 SKIPs and says how to record one
+        open(site, "w").write("site:\n  name: x\n")
+        p, r = h4()
+        self.assertEqual(r["outcome"]["kind"], "skip")
+        self.assertIn("strata site init --golden", r["outcome"]["why"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -13,13 +13,16 @@ local render = require "strata.site.render"
 local M = {
   summary = "write a site file from what this node shows (site init)",
   usage = [[
-usage: strata site init [-o FILE] [--root DIR] [--nvml FILE]
+usage: strata site init [-o FILE] [--golden] [--root DIR] [--nvml FILE]
 Probes this node (CPUs, NUMA nodes, GPUs through NVML, RDMA ports and
 their rate, NVMe scratch arrays) and writes a commented site file: each
 value with where it came from, each thing the node cannot tell (S3
 endpoint, credentials, peers, topology, latency targets) a TODO.  Without
 -o the file goes to standard output.  With -o FILE that exists, only the
 keys FILE lacks are added; nothing written there changes.
+  --golden      also record this node's configuration as the golden one
+                (kernel, OS, NVIDIA driver, CUDA, GPU ECC and clocks, NIC
+                MTU, driver and firmware, RDMA firmware) that H4 checks
   --root DIR    read a tree recorded by tests/host/record_host.sh
   --nvml FILE   GPUs from a recorded cuda.nvml() (JSON, as
                 tests/gpu/record-fixtures.sh writes strata-nvml.json)]],
@@ -27,7 +30,7 @@ keys FILE lacks are added; nothing written there changes.
 
 local OPTIONS = {
   ["-o"] = "output", ["--output"] = "output", ["--root"] = "root",
-  ["--nvml"] = "nvml",
+  ["--nvml"] = "nvml", ["--golden"] = { "golden", flag = true },
   ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true },
 }
 
@@ -71,6 +74,11 @@ local function init(o)
   local nvml, from = nvml_of(o)
   local entries = discover.node { root = o.root, nvml = nvml,
                                   nvml_from = from }
+  if o.golden then
+    for _, e in ipairs(discover.golden { root = o.root, nvml = nvml }) do
+      entries[#entries + 1] = e
+    end
+  end
   if not o.output then
     io.stdout:write(render.text(entries, header()))
     return 0
@@ -110,7 +118,7 @@ function M.main(argv)
     local o, pos = args.parse(argv, OPTIONS)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     if pos[1] ~= "init" or pos[2] then
-      error(args.usage_error("usage: strata site init [-o FILE] "
+      error(args.usage_error("usage: strata site init [-o FILE] [--golden] "
         .. "[--root DIR] [--nvml FILE]"), 0)
     end
     return init(o)

@@ -154,4 +154,91 @@ function M.node(opts)
   return out, inv
 end
 
+-- --- the golden configuration (site init --golden, H4) -----------------
+
+-- The settings every node of a fleet should share, read from this node:
+-- { path = "golden.<key>", value, from }.  nvml: cuda.nvml()'s table or
+-- nil.  Lists (nics, rdma) are compared item by item, by name.
+function M.golden(opts)
+  local inv = opts.inventory or sys.inventory { root = opts.root }
+  local out = {}
+  local k = inv.kernel or {}
+  if k.release then
+    add(out, "golden.kernel", k.release, opts.root
+        and (opts.root .. "/proc/sys/kernel/osrelease") or "uname(2) release")
+  end
+  local os_ = inv.os or {}
+  if os_.pretty_name then
+    add(out, "golden.os", os_.pretty_name,
+        (opts.root or "") .. "/etc/os-release PRETTY_NAME")
+  end
+  local nv = opts.nvml
+  if nv and (nv.count or 0) > 0 then
+    add(out, "golden.nvidia_driver", nv.driver, "NVML system driver version")
+    if nv.cuda_driver then
+      add(out, "golden.cuda_driver", nv.cuda_driver,
+          "NVML nvmlSystemGetCudaDriverVersion_v2")
+    end
+    local g = nv.gpus[1] or {}
+    if g.ecc_enabled ~= nil then
+      add(out, "golden.gpu_ecc", g.ecc_enabled, "NVML ECC mode, GPU 0")
+    end
+    if g.sm_clock_max then
+      add(out, "golden.gpu_sm_clock_max_mhz", g.sm_clock_max,
+          "NVML max SM clock, GPU 0")
+    end
+  end
+  local nics = {}
+  for _, n in ipairs(inv.nics or {}) do
+    if not n.virtual and n.operstate == "up" then
+      nics[#nics + 1] = { name = n.name, mtu = n.mtu, driver = n.driver,
+                          firmware = n.firmware }
+    end
+  end
+  if #nics > 0 then
+    add(out, "golden.nics", nics, "/sys/class/net/*/mtu and the ethtool "
+        .. "driver info of every physical NIC that is up")
+  end
+  local rd = {}
+  for _, d in ipairs(inv.rdma or {}) do
+    rd[#rd + 1] = { name = d.name, firmware = d.firmware }
+  end
+  if #rd > 0 then
+    add(out, "golden.rdma", rd, "/sys/class/infiniband/*/fw_ver")
+  end
+  return out
+end
+
+-- Each golden setting against the node's: a list of { key, golden, now }
+-- (key "kernel", "nics.eth0.mtu", ...) for every setting the golden names,
+-- now nil where the node lacks it.
+function M.golden_diff(golden, facts)
+  local now = {}
+  for _, e in ipairs(facts) do now[e.path:match("^golden%.(.+)$")] = e.value end
+  local rows = {}
+  local keys = {}
+  for key in pairs(golden) do keys[#keys + 1] = key end
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    local want = golden[key]
+    if type(want) == "table" then
+      local by = {}
+      for _, item in ipairs(now[key] or {}) do by[item.name] = item end
+      for _, item in ipairs(want) do
+        local have = by[item.name] or {}
+        local fields = {}
+        for f in pairs(item) do if f ~= "name" then fields[#fields + 1] = f end end
+        table.sort(fields)
+        for _, f in ipairs(fields) do
+          rows[#rows + 1] = { key = ("%s.%s.%s"):format(key, item.name, f),
+                              golden = item[f], now = have[f] }
+        end
+      end
+    else
+      rows[#rows + 1] = { key = key, golden = want, now = now[key] }
+    end
+  end
+  return rows
+end
+
 return M
