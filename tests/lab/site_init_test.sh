@@ -23,7 +23,8 @@ ex "$S" site init -o "$W/site.yaml" > "$W/init.log" 2>&1; rc=$?
 cat "$W/site.yaml"
 check "site init in guest a exits 0" '[ $rc = 0 ]'
 check "... the guest's two NUMA nodes" 'grep -Eq "^  numa_nodes: 2 +# /sys/devices/system/node" "$W/site.yaml"'
-check "... rxe0, with its sysfs rate" 'grep -Eq "^  line_rate_gbps: [0-9.]+ +# /sys/class/infiniband/rxe0/ports/1/rate" "$W/site.yaml"'
+check "... rxe0, with its rate as R1 reads it" 'grep -Eq "^  line_rate_gbps: [0-9.]+ +# ibv_query_port\(rxe0, 1\)" "$W/site.yaml"'
+check "... an S2-S4 file that fits the small arrays" 'grep -Eq "^  size: [0-9]+M +# df /scratch" "$W/site.yaml"'
 check "... the md scratch arrays" 'grep -q "    - { numa_node: 0, path: /scratch0 }" "$W/site.yaml" && grep -q "    - { numa_node: 1, path: /scratch1 }" "$W/site.yaml"'
 ex "$S" check --site "$W/site.yaml" > "$W/check.log" 2>&1; rc=$?
 check "check names the TODOs (exit 2)" '[ $rc = 2 ] && grep -q "TODOs to fill (written by strata site init): rdma.max_lat_us" "$W/check.log"'
@@ -40,7 +41,7 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 bad = []
 tests = {t["id"]: t for t in doc["tests"]}
-for tid in ("H1", "R1", "R2", "S1"):
+for tid in ("H1", "R1", "R2", "S1", "S2"):
     t = tests.get(tid)
     s = t and t["status"]
     print("%-4s %-6s %s" % (tid, s, t and t.get("reason") or ""))
@@ -50,7 +51,7 @@ for t in doc["tests"]:
     if t["status"] == "ERROR" and "site" in (t.get("reason") or ""):
         bad.append(t["id"] + " (ERROR for want of a site fact)")
 print(("FAIL measured rungs: " + ", ".join(bad)) if bad else
-      "ok   H1, R1, R2, S1 measured with the file site init wrote")
+      "ok   H1, R1, R2, S1, S2 measured with the file site init wrote")
 sys.exit(1 if bad else 0)
 PY
 echo "$fails failed"

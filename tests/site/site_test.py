@@ -102,6 +102,20 @@ class Merge(Tmp):
         self.assertIn("nothing changed", p.stderr)
         self.assertEqual(open(site, "rb").read(), before)
 
+    def test_deleted_todos_stay_deleted(self):
+        # deleting a TODO answers it (no peer: loopback; no s3: no S3
+        # tests): a second init does not ask again
+        site = self.path("site.yaml")
+        self.assertEqual(init("--root", TWO, "-o", site).returncode, 0)
+        text = open(site).read()
+        text = re.sub(r"\ns3:\n(  .*\n)*", "\n", text)
+        text = re.sub(r"\n  peer: TODO[^\n]*", "", text)
+        open(site, "w").write(text)
+        before = open(site, "rb").read()
+        p = init("--root", TWO, "-o", site)
+        self.assertIn("nothing changed", p.stderr)
+        self.assertEqual(open(site, "rb").read(), before)
+
     def test_adds_only_missing_keys(self):
         site = self.path("site.yaml")
         user = ("# my site\nsite:\n  name: mine   # kept\n"

@@ -55,9 +55,28 @@ local function gpus(out, inv, nvml, nvml_from, pre)
   return n
 end
 
+-- A live port's data rate as R1 and R2 read it (ibv_query_port: speed x
+-- width after line encoding; sysfs's rate is the signalling rate, 2.5 for
+-- rxe's 1X SDR where R1 reports 2): nil on a recorded tree or without
+-- libibverbs.
+local function verbs_rate(dev, port, live)
+  if not live then return nil end
+  local ok, inv = pcall(function() return require("strata.verbs").inventory() end)
+  if not ok then return nil end
+  for _, d in ipairs(inv) do
+    local p = d.name == dev and d.ports and d.ports[port]
+    if p and p.rate_gbps and p.rate_gbps > 0 then
+      local r = p.rate_gbps
+      if r == math.floor(r) then r = math.tointeger(r) end
+      return r, ("ibv_query_port(%s, %d): %s (R1's reading)"):format(dev,
+        port, tostring(p.rate or (r .. " Gb/s")))
+    end
+  end
+end
+
 -- The RDMA ports: the first ACTIVE one is the tests' device, every ACTIVE
 -- one is expected ACTIVE (R1), its rate is the line rate (R2).
-local function rdma(out, inv, pre)
+local function rdma(out, inv, pre, live)
   local active = {}
   for _, d in ipairs(inv.rdma or {}) do
     for _, p in ipairs(d.ports or {}) do
@@ -81,10 +100,12 @@ local function rdma(out, inv, pre)
   end
   add(out, "rdma.devices", list,
       pre .. "/sys/class/infiniband/*/ports/*/state: every ACTIVE port")
-  local r = rate_gbps(first.port.rate)
-  if r then
-    add(out, "rdma.line_rate_gbps", r, dir .. "/rate: " .. first.port.rate)
+  local r, from = verbs_rate(first.dev.name, first.port.port, live)
+  if not r then
+    r, from = rate_gbps(first.port.rate), dir .. "/rate: "
+      .. tostring(first.port.rate)
   end
+  if r then add(out, "rdma.line_rate_gbps", r, from) end
   todo(out, "rdma.max_lat_us", "median WRITE latency target in us (R3): "
        .. "your fabric's figure")
   todo(out, "rdma.max_tail_ratio", "p99 / median WRITE latency allowed "
@@ -92,6 +113,25 @@ local function rdma(out, inv, pre)
   todo(out, "rdma.peer", "the far end: a key of site.peers where "
        .. "`strata serve` runs (delete this line for loopback)")
   return true
+end
+
+-- The S2-S4 file per array: S2's default (1G, lib/storage.lua) unless
+-- the smallest array has less than 8 times that free, then an eighth of
+-- its free space (df) in MiB: a small array (the lab's 320 MiB) must not
+-- fail the run with ENOSPC for want of this key.
+local function job_size(out, list)
+  local free, where
+  for _, e in ipairs(list) do
+    local ok, r = pcall(sys.run, { cmd = { "df", "-B1", "--output=avail",
+                                           e.path }, timeout = 10 })
+    local n = ok and r.code == 0 and tonumber(r.stdout:match("(%d+)%s*$"))
+    if n and (not free or n < free) then free, where = n, e.path end
+  end
+  if not free or free >= 8 * 2^30 then return end
+  local mib = math.max(1, math.floor(free / 8 / 2^20))
+  add(out, "storage.size", ("%dM"):format(mib), ("df %s: %d MiB free; an "
+      .. "eighth of it (S2's default 1G would not fit)"):format(where,
+      math.floor(free / 2^20)))
 end
 
 -- Scratch arrays: the md arrays S1 finds by itself, each on the NUMA node
@@ -111,6 +151,7 @@ local function scratch(out, root)
   end
   add(out, "storage.scratch", list, (root or "") .. "/proc/self/mountinfo: the md arrays'"
       .. " mounts; NUMA node of their members (/sys/block/*/device)")
+  if not root then job_size(out, list) end
 end
 
 -- Every fact and TODO of the node.  opts: root (a recorded tree, nil =
@@ -144,7 +185,7 @@ function M.node(opts)
     todo(out, "nccl.busbw_gbs", "R9: expected all-reduce bus bandwidth "
          .. "(GB/s) at the largest size")
   end
-  rdma(out, inv, pre)
+  rdma(out, inv, pre, not root)
   scratch(out, root)
   todo(out, "s3.endpoint", "the S3/AIStor endpoint, http(s)://host[:port]"
        .. " (or delete the s3 section: the S3 tests SKIP)")

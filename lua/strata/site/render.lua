@@ -3,7 +3,7 @@
 -- comment saying where it came from, each unknown one a TODO; and the
 -- merge into a file that exists: only keys the file lacks are added (a
 -- section it lacks at its end, a key into its section), so every line the
--- user wrote stays byte for byte.  And the TODOs of a loaded site table:
+-- user wrote stays byte for byte; a TODO is never added again.  And the TODOs of a loaded site table:
 -- `strata check` names them, a run leaves them out.
 local yamlout = require "strata.k8s.yamlout"
 
@@ -123,6 +123,13 @@ end
 -- Returns the new text and the list of what was added ("gpu.count", ...)
 -- and what could not be ("gpu: written in flow style").
 function M.merge(text, doc, entries)
+  -- TODOs are asked once, in a new file: a TODO the user deleted (no
+  -- peer: loopback; no s3 section: no S3 tests) is an answer, not a gap
+  local facts = {}
+  for _, e in ipairs(entries) do
+    if not e.todo then facts[#facts + 1] = e end
+  end
+  entries = facts
   local lines = split(text)
   local added, skipped = {}, {}
   local names, by = sections(entries)
