@@ -55,6 +55,21 @@ class Init(Tmp):
         self.assertRegex(key_line(p.stdout, "model"), r'model: "NVIDIA H200"')
         self.assertRegex(key_line(p.stdout, "topology"), r"topology: TODO")
 
+    def test_recorded_h100_machine(self):
+        # fixtures/host/h100-node: the H100 device machine's tree
+        h100 = os.path.join(SRC, "fixtures/host/h100-node")
+        p = init("--golden", "--root", h100)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(key_line(p.stdout, "count"),
+                         r"count: 1 +# .*h100-node/sys/bus/pci/devices/\*/"
+                         r"class 0x03xxxx, vendor 0x10de \(0000:00:06.0")
+        self.assertIsNone(key_line(p.stdout, "model"))   # no NVML: no name
+        self.assertRegex(key_line(p.stdout, "kernel"),
+                         r'kernel: "6.18.44-fc-v1272-gpu" +# .*h100-node/proc/'
+                         r"sys/kernel/osrelease$")
+        self.assertIn("    - { mtu: 1400, name: eth0 }", p.stdout)
+        self.assertRegex(key_line(p.stdout, "busbw_gbs"), r"busbw_gbs: TODO")
+
     def test_this_host_then_check_and_run(self):
         site = self.path("site.yaml")
         p = init("-o", site)

@@ -237,7 +237,7 @@ function M.golden(opts)
     end
   end
   if #nics > 0 then
-    add(out, "golden.nics", nics, "/sys/class/net/*/mtu and the ethtool "
+    add(out, "golden.nics", nics, (opts.root or "") .. "/sys/class/net/*/mtu and the ethtool "
         .. "driver info of every physical NIC that is up")
   end
   local rd = {}
@@ -245,7 +245,7 @@ function M.golden(opts)
     rd[#rd + 1] = { name = d.name, firmware = d.firmware }
   end
   if #rd > 0 then
-    add(out, "golden.rdma", rd, "/sys/class/infiniband/*/fw_ver")
+    add(out, "golden.rdma", rd, (opts.root or "") .. "/sys/class/infiniband/*/fw_ver")
   end
   return out
 end
