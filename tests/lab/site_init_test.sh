@@ -3,8 +3,10 @@
 # (ctest lab_site_init, issue 27): init writes the site file from what the
 # guest shows (two NUMA nodes, rxe0 and its rate, the md scratch arrays),
 # check names its TODOs, and a run with that file and nothing else edited
-# (the lab's emulation profile beside it) measures the host, verbs and
-# storage rungs: none of them ERRORs or SKIPs for want of a site fact.
+# (the lab's emulation profile beside it) measures the host rung, R1 and
+# the storage rung: none of them ERRORs or SKIPs for want of a site fact.
+# (R2-R6 and the wire rows are left out: without the lab's scale: block
+# their full matrix over loopback rxe under TCG takes tens of minutes.)
 set -u
 S=$1; W=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +32,7 @@ ex "$S" check --site "$W/site.yaml" > "$W/check.log" 2>&1; rc=$?
 check "check names the TODOs (exit 2)" '[ $rc = 2 ] && grep -q "TODOs to fill (written by strata site init): rdma.max_lat_us" "$W/check.log"'
 
 ex "$S" run --site "$W/site.yaml" --profile lab/thresholds.yaml \
-  --only host --only verbs --only storage -o "$W/run.xlsx" \
+  --only host --only R1 --only storage -o "$W/run.xlsx" \
   --json "$W/run.json" > "$W/run.log" 2>&1; rc=$?
 tail -n 30 "$W/run.log"
 check "the run ended with a verdict (exit $rc)" '[ $rc = 0 ] || [ $rc = 1 ]'
@@ -41,7 +43,7 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 bad = []
 tests = {t["id"]: t for t in doc["tests"]}
-for tid in ("H1", "R1", "R2", "S1", "S2"):
+for tid in ("H1", "H2", "H3", "R1", "S1", "S2", "S3", "S4"):
     t = tests.get(tid)
     s = t and t["status"]
     print("%-4s %-6s %s" % (tid, s, t and t.get("reason") or ""))
@@ -51,7 +53,7 @@ for t in doc["tests"]:
     if t["status"] == "ERROR" and "site" in (t.get("reason") or ""):
         bad.append(t["id"] + " (ERROR for want of a site fact)")
 print(("FAIL measured rungs: " + ", ".join(bad)) if bad else
-      "ok   H1, R1, R2, S1, S2 measured with the file site init wrote")
+      "ok   H1-H3, R1, S1-S4 measured with the file site init wrote")
 sys.exit(1 if bad else 0)
 PY
 echo "$fails failed"

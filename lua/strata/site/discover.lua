@@ -122,9 +122,12 @@ end
 local function job_size(out, list)
   local free, where
   for _, e in ipairs(list) do
-    local ok, r = pcall(sys.run, { cmd = { "df", "-B1", "--output=avail",
-                                           e.path }, timeout = 10 })
-    local n = ok and r.code == 0 and tonumber(r.stdout:match("(%d+)%s*$"))
+    -- POSIX df -P -k (busybox's too): "fs 1024-blocks used avail cap mnt"
+    local ok, r = pcall(sys.run, { cmd = { "df", "-P", "-k", e.path },
+                                   timeout = 10 })
+    local kib = ok and r.code == 0
+      and r.stdout:match("\n%S+%s+%d+%s+%d+%s+(%d+)")
+    local n = kib and tonumber(kib) * 1024
     if n and (not free or n < free) then free, where = n, e.path end
   end
   if not free or free >= 8 * 2^30 then return end
