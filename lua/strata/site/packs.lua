@@ -8,7 +8,8 @@
 --     gpu_model: [H100, H200]     # a detected GPU name contains one
 --   rdma-line-rate:
 --     file: rdma-line-rate.yaml
---     rdma: true                  # an ACTIVE RDMA port was found
+--     rdma: site                  # the site gives rdma.line_rate_gbps
+--                                 # (true: an ACTIVE RDMA port was found)
 --
 -- The facts come from the site file first (gpu.model, rdma.line_rate_gbps:
 -- what `strata site init` wrote), else from the node (NVML's GPU names in
@@ -102,6 +103,11 @@ local function why(p, f)
   end
   if p.rdma then
     if not f.rdma then return nil end
+    -- rdma: site - the pack's limits name site.rdma.line_rate_gbps: it
+    -- holds only where the site file gives it (check would refuse it else)
+    if p.rdma == "site" and f.rdma_from ~= "site.rdma.line_rate_gbps" then
+      return nil
+    end
     return ("RDMA port %s at %s Gb/s (%s)"):format(tostring(f.rdma.device),
       tostring(f.rdma.rate or "?"), f.rdma_from)
   end
