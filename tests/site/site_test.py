@@ -54,6 +54,17 @@ class Init(Tmp):
                          r"580.159.04\): 2 x NVIDIA H200$")
         self.assertRegex(key_line(p.stdout, "model"), r'model: "NVIDIA H200"')
         self.assertRegex(key_line(p.stdout, "topology"), r"topology: TODO")
+        # the GPU machine's file: check accepts it once only the TODOs are
+        # filled, and chooses the pack for the H200 it names
+        site = self.path("gpu.yaml")
+        text = p.stdout.replace("busbw_gbs: TODO", "busbw_gbs: 300")
+        text = re.sub(r"\ns3:\n(  .*\n)*", "\n", text)
+        text = re.sub(r"\n  topology: TODO[^\n]*", "", text)
+        open(site, "w").write(text)
+        c = strata("check", "--site", site, cwd=SRC)
+        self.assertEqual(c.returncode, 0, c.stderr)
+        self.assertIn('hardware pack gpu-pcie-gen5-x16: site.gpu.model '
+                      '"NVIDIA H200" contains H200', c.stdout)
 
     def test_recorded_h100_machine(self):
         # fixtures/host/h100-node: the H100 device machine's tree
