@@ -2,8 +2,9 @@
  * job.c - one storage job: numjobs threads, each with its own io_uring
  * ring, file descriptor and iodepth buffers, keeping iodepth I/Os in
  * flight over [offset, offset + size) until ios are done or runtime is
- * up.  The clock is read once per I/O prepared, once per submission and
- * once per reaped batch of completions, as fio 3.33 does (storage.h).
+ * up, submitting and reaping in the batches fio's iodepth_batch_* options
+ * set (storage.h).  The clock is read once per I/O prepared, once per
+ * submission and once per reaped batch of completions, as fio 3.33 does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,8 @@ struct job {
   unsigned char *bufs;      /* iodepth * bs, 4 KiB aligned */
   struct slot *slots;
   unsigned *freel, nfree;
+  unsigned *pend, npend;    /* queued, not yet submitted */
+  uint64_t enter_submit, enter_wait;
   unsigned char *written;   /* block bitmap for write + verify */
   uint64_t next_seq, rng;
   uint64_t ios, bytes, t0, t1;
@@ -78,22 +81,55 @@ static double tv_s(const struct timeval *tv)
   return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
-/* Fill the free slots, submit them, stamp their issue time. */
-static int submit_some(struct job *j, uint64_t target, uint64_t *issued,
-                       uint64_t deadline, unsigned *inflight)
+/* Submit what is queued: fio's commit (engines/io_uring.c
+ * fio_ioring_commit), io_uring_enter(queued, 0, IORING_ENTER_GETEVENTS)
+ * until the kernel took them all, then stamp their issue time. */
+static int commit(struct job *j, unsigned *inflight)
+{
+  unsigned done = 0;
+  while(done < j->npend) {
+    int rc = io_uring_submit_and_get_events(&j->ring);
+    j->enter_submit++;
+    if(rc == -EINTR || rc == -EAGAIN)
+      continue;
+    if(rc < 0) {
+      snprintf(j->err, sizeof(j->err), "io: io_uring_submit: %s",
+               strerror(-rc));
+      return -1;
+    }
+    done += (unsigned)rc;
+  }
+  uint64_t t = strata_now_ns();
+  for(unsigned i = 0; i < j->npend; i++)
+    j->slots[j->pend[i]].issue_ns = t;
+  *inflight += j->npend;
+  j->npend = 0;
+  return 0;
+}
+
+/* Queue I/Os into the free slots, committing every batch_submit of them
+ * (fio's td_io_queue: io_u_queued >= iodepth_batch).  *done: nothing
+ * more to issue (ios issued, runtime up, or stopped). */
+static int fill(struct job *j, uint64_t target, uint64_t *issued,
+                uint64_t deadline, unsigned *inflight, int *done)
 {
   const struct stg_opts *o = j->o;
-  unsigned n = 0, first[1024], nf = 0;
-  while(j->nfree && (o->time_based || *issued < target) &&
-        !strata_stop_flag) {
-    uint64_t now = strata_now_ns();
-    if(deadline && now >= deadline)
+  for(;;) {
+    if((!o->time_based && *issued >= target) || strata_stop_flag) {
+      *done = 1;
       break;
-    unsigned s = j->freel[j->nfree - 1];
+    }
+    if(!j->nfree)
+      break;  /* full: the clock is read when a slot is free */
+    uint64_t now = strata_now_ns();
+    if(deadline && now >= deadline) {
+      *done = 1;
+      break;
+    }
     struct io_uring_sqe *sqe = io_uring_get_sqe(&j->ring);
     if(!sqe)
       break;
-    j->nfree--;
+    unsigned s = j->freel[--j->nfree];
     unsigned char *buf = j->bufs + (size_t)s * o->bs;
     j->slots[s].off = next_offset(j);
     j->slots[s].start_ns = now;
@@ -105,85 +141,104 @@ static int submit_some(struct job *j, uint64_t target, uint64_t *issued,
       io_uring_prep_read(sqe, j->fd, buf, (unsigned)o->bs,
                          j->slots[s].off);
     io_uring_sqe_set_data64(sqe, s);
-    if(nf < sizeof(first) / sizeof(first[0]))
-      first[nf++] = s;
-    n++;
+    j->pend[j->npend++] = s;
     (*issued)++;
+    if(j->npend >= o->batch_submit && commit(j, inflight))
+      return -1;
   }
-  if(!n)
-    return 0;
-  int rc = io_uring_submit(&j->ring);
-  if(rc < 0) {
-    snprintf(j->err, sizeof(j->err), "io: io_uring_submit: %s",
-             strerror(-rc));
-    return -1;
-  }
-  uint64_t t = strata_now_ns();
-  for(unsigned i = 0; i < nf; i++)
-    j->slots[first[i]].issue_ns = t;
-  *inflight += n;
   return 0;
 }
 
-/* Reap at least one completion (all that are there). */
-static int reap(struct job *j, unsigned *inflight)
+/* One completion: check it, verify a read, account its latencies. */
+static int complete_one(struct job *j, struct io_uring_cqe *cqe, uint64_t t)
 {
   const struct stg_opts *o = j->o;
-  struct io_uring_cqe *cqe;
-  unsigned head, count = 0;
-  int rc = io_uring_wait_cqe(&j->ring, &cqe);
-  if(rc < 0) {
-    if(rc == -EINTR)
-      return 0;
-    snprintf(j->err, sizeof(j->err), "io: io_uring_wait_cqe: %s",
-             strerror(-rc));
+  unsigned s = (unsigned)io_uring_cqe_get_data64(cqe);
+  struct slot *sl = &j->slots[s];
+  if(cqe->res < 0 || (size_t)cqe->res != o->bs) {
+    if(cqe->res < 0)
+      snprintf(j->err, sizeof(j->err), "io: %s at offset %llu: %s",
+               is_write(o->rw) ? "write" : "read",
+               (unsigned long long)sl->off, strerror(-cqe->res));
+    else
+      snprintf(j->err, sizeof(j->err),
+               "io: short %s at offset %llu: %d of %zu bytes",
+               is_write(o->rw) ? "write" : "read",
+               (unsigned long long)sl->off, cqe->res, o->bs);
     return -1;
   }
+  if(o->verify && !is_write(o->rw)) {
+    uint64_t bad = 0;
+    uint64_t nb = stg_pattern_check(j->bufs + (size_t)s * o->bs, o->bs,
+                                    sl->off, &bad);
+    if(nb && !j->verify_errors)
+      j->first_bad = bad;
+    j->verify_errors += nb;
+    j->verify_bytes += o->bs;
+  }
+  if(j->written) {
+    uint64_t b = (sl->off - o->offset) / o->bs;
+    j->written[b / 8] |= (unsigned char)(1u << (b % 8));
+  }
+  if(stats_add(&j->slat, (double)(sl->issue_ns - sl->start_ns)) ||
+     stats_add(&j->clat, (double)(t - sl->issue_ns)) ||
+     stats_add(&j->lat, (double)(t - sl->start_ns))) {
+    snprintf(j->err, sizeof(j->err), "memory: latency samples");
+    return -1;
+  }
+  j->ios++;
+  j->bytes += o->bs;
+  j->freel[j->nfree++] = s;
+  return 0;
+}
+
+/* Reap at least min completions and at most max, as fio's
+ * io_u_queued_complete -> fio_ioring_getevents: take what the CQ ring
+ * holds; while short of min, io_uring_enter(0, min - held (0 when
+ * iodepth_batch_complete_min = 0: a poll), IORING_ENTER_GETEVENTS).  One
+ * clock read for the batch (fio's icd->time). */
+static int reap(struct job *j, unsigned min, unsigned *inflight)
+{
+  const struct stg_opts *o = j->o;
+  unsigned max = o->batch_complete_max, ready;
+  if(min > *inflight)
+    min = *inflight;
+  if(max > *inflight)
+    max = *inflight;
+  if(min > max)
+    max = min;
+  while((ready = io_uring_cq_ready(&j->ring)) < min) {
+    unsigned want = o->batch_complete_min ? min - ready : 0;
+    int rc = io_uring_enter((unsigned)j->ring.ring_fd, 0, want,
+                            IORING_ENTER_GETEVENTS, NULL);
+    j->enter_wait++;
+    if(rc == -EINTR || rc == -EAGAIN) {
+      if(strata_stop_flag)
+        return 0;
+      continue;
+    }
+    if(rc < 0) {
+      snprintf(j->err, sizeof(j->err), "io: io_uring_enter: %s",
+               strerror(-rc));
+      return -1;
+    }
+  }
+  if(ready > max)
+    ready = max;
   uint64_t t = strata_now_ns();
+  struct io_uring_cqe *cqe;
+  unsigned head, count = 0;
+  int rc = 0;
   io_uring_for_each_cqe(&j->ring, head, cqe) {
-    unsigned s = (unsigned)io_uring_cqe_get_data64(cqe);
-    struct slot *sl = &j->slots[s];
+    if(count == ready)
+      break;
     count++;
-    if(cqe->res < 0 || (size_t)cqe->res != o->bs) {
-      if(cqe->res < 0)
-        snprintf(j->err, sizeof(j->err), "io: %s at offset %llu: %s",
-                 is_write(o->rw) ? "write" : "read",
-                 (unsigned long long)sl->off, strerror(-cqe->res));
-      else
-        snprintf(j->err, sizeof(j->err),
-                 "io: short %s at offset %llu: %d of %zu bytes",
-                 is_write(o->rw) ? "write" : "read",
-                 (unsigned long long)sl->off, cqe->res, o->bs);
-      io_uring_cq_advance(&j->ring, count);
-      return -1;
-    }
-    if(o->verify && !is_write(o->rw)) {
-      uint64_t bad = 0;
-      uint64_t nb = stg_pattern_check(j->bufs + (size_t)s * o->bs, o->bs,
-                                      sl->off, &bad);
-      if(nb && !j->verify_errors)
-        j->first_bad = bad;
-      j->verify_errors += nb;
-      j->verify_bytes += o->bs;
-    }
-    if(j->written) {
-      uint64_t b = (sl->off - o->offset) / o->bs;
-      j->written[b / 8] |= (unsigned char)(1u << (b % 8));
-    }
-    if(stats_add(&j->slat, (double)(sl->issue_ns - sl->start_ns)) ||
-       stats_add(&j->clat, (double)(t - sl->issue_ns)) ||
-       stats_add(&j->lat, (double)(t - sl->start_ns))) {
-      snprintf(j->err, sizeof(j->err), "memory: latency samples");
-      io_uring_cq_advance(&j->ring, count);
-      return -1;
-    }
-    j->ios++;
-    j->bytes += o->bs;
-    j->freel[j->nfree++] = s;
+    if((rc = complete_one(j, cqe, t)))
+      break;
   }
   io_uring_cq_advance(&j->ring, count);
   *inflight -= count;
-  return 0;
+  return rc;
 }
 
 /* After a write with verify: read back every block this job wrote. */
@@ -268,15 +323,21 @@ static void *job_main(void *arg)
   j->t0 = strata_now_ns();
   if(o->runtime_s > 0)
     deadline = j->t0 + (uint64_t)(o->runtime_s * 1e9);
+  /* fio's do_io: queue until the depth is full (committing each batch),
+   * commit the rest before waiting, wait for iodepth_batch_complete_min
+   * (at least one: wait_for_completions); at the end reap all in flight */
   for(;;) {
-    if(submit_some(j, target, &issued, deadline, &inflight))
+    int done = 0;
+    if(fill(j, target, &issued, deadline, &inflight, &done))
       break;
-    if(!inflight)
+    if(j->npend && commit(j, &inflight))
       break;
-    if(reap(j, &inflight))
+    if(done || !inflight)
+      break;
+    if(reap(j, o->batch_complete_min ? o->batch_complete_min : 1, &inflight))
       break;
   }
-  while(inflight && !j->err[0] && !reap(j, &inflight))
+  while(inflight && !j->err[0] && !reap(j, inflight, &inflight))
     ;
   if(!j->err[0] && is_write(o->rw) && o->fsync_end && fsync(j->fd))
     snprintf(j->err, sizeof(j->err), "io: fsync: %s", strerror(errno));
@@ -355,13 +416,14 @@ static int job_open(struct job *j, char *err, size_t errlen)
     stg_pattern_fill(j->bufs + (size_t)s * o->bs, o->bs, 0);
   j->slots = calloc(o->iodepth, sizeof(*j->slots));
   j->freel = calloc(o->iodepth, sizeof(*j->freel));
+  j->pend = calloc(o->iodepth, sizeof(*j->pend));
   uint64_t nblocks = j->region / o->bs;
   if(o->verify && is_write(o->rw))
     j->written = calloc(nblocks / 8 + 1, 1);
   uint64_t cap = o->ios ? o->ios : nblocks;
   if(o->time_based || cap > (1u << 20))
     cap = 1u << 20;  /* grows as it goes */
-  if(!j->slots || !j->freel || (o->verify && is_write(o->rw) &&
+  if(!j->slots || !j->freel || !j->pend || (o->verify && is_write(o->rw) &&
                                 !j->written) ||
      stats_init(&j->slat, cap) || stats_init(&j->clat, cap) ||
      stats_init(&j->lat, cap)) {
@@ -385,6 +447,7 @@ static void job_close(struct job *j)
   free(j->bufs);
   free(j->slots);
   free(j->freel);
+  free(j->pend);
   free(j->written);
   stats_free(&j->slat);
   stats_free(&j->clat);
@@ -465,6 +528,7 @@ int stg_run(const struct stg_opts *in, struct stg_result *r, char *err,
              "iodepth and numjobs >= 1)");
     return -1;
   }
+  stg_opts_fixup(&o);
   if(prepare(&o, r, err, errlen))
     return -1;
   if(stats_init(&r->slat, 0) || stats_init(&r->clat, 0) ||
@@ -516,6 +580,8 @@ int stg_run(const struct stg_opts *in, struct stg_result *r, char *err,
     r->usr_s += j->usr_s;
     r->sys_s += j->sys_s;
     r->ctx += j->ctx;
+    r->enter_submit += j->enter_submit;
+    r->enter_wait += j->enter_wait;
     if(rt > 0) {
       pct_usr += 100.0 * j->usr_s / rt;
       pct_sys += 100.0 * j->sys_s / rt;
@@ -534,6 +600,30 @@ out:
   free(jobs);
   free(th);
   return rc;
+}
+
+void stg_opts_defaults(struct stg_opts *o)
+{
+  memset(o, 0, sizeof(*o));
+  o->rw = STG_READ;
+  o->bs = 4096;
+  o->iodepth = 1;
+  o->numjobs = 1;
+  o->direct = 1;
+  /* fio options.c: iodepth_batch "1", iodepth_batch_complete_min "1",
+   * iodepth_batch_complete_max none (0: becomes the min, init.c) */
+  o->batch_submit = 1;
+  o->batch_complete_min = 1;
+  o->batch_complete_max = 0;
+}
+
+/* fio's fixup_options (init.c at fio-3.33) */
+void stg_opts_fixup(struct stg_opts *o)
+{
+  if(!o->batch_submit || o->batch_submit > o->iodepth)
+    o->batch_submit = o->iodepth;
+  if(o->batch_complete_min > o->batch_complete_max)
+    o->batch_complete_max = o->batch_complete_min;
 }
 
 void stg_result_free(struct stg_result *r)

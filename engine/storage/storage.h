@@ -45,6 +45,13 @@ struct stg_opts {
   int time_based;         /* run for runtime_s, wrapping over the region */
   int direct;             /* O_DIRECT (the default in the binding) */
   int verify;             /* reads compare the pattern; writes re-read */
+  /* fio's submission and completion batching (HOWTO "I/O depth"): queue
+   * up to batch_submit I/Os before one io_uring_enter submits them (0 or
+   * more than iodepth: iodepth); each wait reaps at least
+   * batch_complete_min (0: poll, never sleep) and at most
+   * batch_complete_max completions (below min: min).  fio's defaults are
+   * 1, 1 and 1 (stg_opts_defaults): one system call per I/O submitted. */
+  unsigned batch_submit, batch_complete_min, batch_complete_max;
   int fsync_end;          /* fsync after writing (fio end_fsync) */
   uint64_t seed;          /* random offsets */
   const int *cpus;        /* cpus_allowed: job threads pinned to these */
@@ -61,8 +68,19 @@ struct stg_result {
   double usr_pct, sys_pct;    /* fio's usr_cpu / sys_cpu */
   long ctx;                   /* context switches of the job threads */
   int laid_out;               /* the file was written first to size */
+  /* io_uring_enter(2) calls the job threads made: those that submitted
+   * (with IORING_ENTER_GETEVENTS, as fio's commit) and those that only
+   * waited for completions */
+  uint64_t enter_submit, enter_wait;
   struct stats_samples slat, clat, lat;  /* ns, every I/O */
 };
+
+/* Fill o with fio 3.33's defaults (direct = 1, the binding's default, and
+ * the batching above); the caller sets filename, rw, bs and the rest. */
+void stg_opts_defaults(struct stg_opts *o);
+/* Clamp the batching as fio does (0 or > iodepth submits iodepth; a max
+ * below the min is the min); stg_run does it too. */
+void stg_opts_fixup(struct stg_opts *o);
 
 /* Run the job.  0, or -1 with "<step>: <detail>" in err (step: open,
  * layout, ring, io, verify, memory).  r is filled either way; free it

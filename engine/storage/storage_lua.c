@@ -101,6 +101,24 @@ static size_t opt_cpus(lua_State *L, const char *fn, int *cpus)
   return n;
 }
 
+/* fio's iodepth_batch_submit, iodepth_batch_complete_min and _max, whole
+ * numbers 0..MAX_IODEPTH with fio's defaults (stg_opts_defaults); fio
+ * clamps them against iodepth (stg_opts_fixup), as strata does. */
+static void opt_batch(lua_State *L, const char *fn, struct stg_opts *o)
+{
+  static const char *const names[] = { "iodepth_batch_submit",
+    "iodepth_batch_complete_min", "iodepth_batch_complete_max" };
+  unsigned *dst[] = { &o->batch_submit, &o->batch_complete_min,
+                      &o->batch_complete_max };
+  for(int i = 0; i < 3; i++) {
+    lua_Integer v = strata_opt_int(L, 1, fn, names[i], *dst[i]);
+    if(v < 0 || v > MAX_IODEPTH)
+      luaL_error(L, "%s: option '%s' must be 0..%d, got %d", fn, names[i],
+                 MAX_IODEPTH, (int)v);
+    *dst[i] = (unsigned)v;
+  }
+}
+
 /* fio's latency object: {min, max, mean, stddev, N, percentile = {...}}
  * in ns, plus flat <pre>_{mean,p50,p95,p99,p999,max}_us for criteria. */
 static void set_lat(lua_State *L, const char *pre, struct stats_samples *s,
@@ -167,6 +185,16 @@ static void push_result(lua_State *L, const struct stg_opts *o,
     strata_set_int(L, "first_bad_offset", (lua_Integer)r->first_bad_offset);
   strata_set_bool(L, "laid_out", r->laid_out);
   strata_set_bool(L, "direct", o->direct);
+  strata_set_bool(L, "verify", o->verify);
+  /* the batching in force, as fio clamps it (job.c), and the system
+   * calls it made: one io_uring_enter per I/O at fio's defaults */
+  strata_set_int(L, "iodepth_batch_submit", o->batch_submit);
+  strata_set_int(L, "iodepth_batch_complete_min", o->batch_complete_min);
+  strata_set_int(L, "iodepth_batch_complete_max", o->batch_complete_max);
+  strata_set_int(L, "io_uring_enter_submit", (lua_Integer)r->enter_submit);
+  strata_set_int(L, "io_uring_enter_wait", (lua_Integer)r->enter_wait);
+  strata_set_num(L, "ios_per_submit", r->enter_submit
+                 ? (double)r->ios / (double)r->enter_submit : NAN);
   set_lat(L, "slat", &r->slat, 0);
   set_lat(L, "clat", &r->clat, 1);
   set_lat(L, "lat", &r->lat, 1);
@@ -178,7 +206,8 @@ static int l_run(lua_State *L)
   static const char *const keys[] = {
     "filename", "rw", "bs", "iodepth", "numjobs", "size", "offset", "ios",
     "runtime", "time_based", "direct", "verify", "end_fsync", "randseed",
-    "cpus_allowed", "numa_cpu_nodes", "destructive", NULL
+    "cpus_allowed", "numa_cpu_nodes", "destructive", "iodepth_batch_submit",
+    "iodepth_batch_complete_min", "iodepth_batch_complete_max", NULL
   };
   const char *fn = "storage.run";
   struct stg_opts o;
@@ -189,7 +218,7 @@ static int l_run(lua_State *L)
 
   luaL_checktype(L, 1, LUA_TTABLE);
   strata_check_keys(L, 1, fn, keys);
-  memset(&o, 0, sizeof(o));
+  stg_opts_defaults(&o);
   o.filename = strata_opt_str(L, 1, fn, "filename", NULL);
   if(!o.filename)
     return luaL_error(L, "%s: option 'filename' is required", fn);
@@ -211,6 +240,8 @@ static int l_run(lua_State *L)
     return luaL_error(L, "%s: option 'numjobs' must be 1..256", fn);
   o.iodepth = (unsigned)qd;
   o.numjobs = (unsigned)nj;
+  opt_batch(L, fn, &o);
+  stg_opts_fixup(&o);
   o.size = opt_size(L, fn, "size", 0);
   o.offset = opt_size(L, fn, "offset", 0);
   if(o.offset % STG_SECTOR)

@@ -138,7 +138,7 @@ static void test_jobs(void)
   unlink(path);
 
   /* sequential write of 4 MiB at QD8 with read-back */
-  memset(&o, 0, sizeof(o));
+  stg_opts_defaults(&o);
   o.filename = path;
   o.rw = STG_WRITE;
   o.bs = 65536;
@@ -203,6 +203,44 @@ static void test_jobs(void)
   CHECK(rc == 0);
   CHECK(r.runtime_ns >= 300000000ull && r.runtime_ns < 3000000000ull);
   CHECK(r.verify_errors == 0 && r.verify_bytes > 0);
+  stg_result_free(&r);
+
+  /* fio's batching, counted: at fio's defaults one io_uring_enter per I/O
+   * submitted; iodepth_batch_submit = 0 (the whole depth) and
+   * iodepth_batch_complete_max = 16 submit several per call */
+  struct stg_opts b;
+  stg_opts_defaults(&b);
+  CHECK(b.batch_submit == 1 && b.batch_complete_min == 1 &&
+        b.batch_complete_max == 0);
+  stg_opts_fixup(&b);
+  CHECK(b.batch_submit == 1 && b.batch_complete_max == 1);
+  b.filename = path;
+  b.rw = STG_RANDREAD;
+  b.iodepth = 16;
+  b.ios = 512;
+  b.size = 4 << 20;
+  rc = stg_run(&b, &r, err, sizeof(err));
+  CHECK(rc == 0 && r.ios == 512);
+  CHECK(r.enter_submit == 512);
+  uint64_t unbatched_waits = r.enter_wait;
+  stg_result_free(&r);
+  b.batch_submit = 0;
+  b.batch_complete_max = 16;
+  stg_opts_fixup(&b);
+  CHECK(b.batch_submit == 16 && b.batch_complete_max == 16);
+  rc = stg_run(&b, &r, err, sizeof(err));
+  CHECK(rc == 0 && r.ios == 512);
+  /* the first fill alone is one call for 16 */
+  CHECK(r.enter_submit > 0 && r.enter_submit <= 512 - 15);
+  printf("submits: unbatched 512 (waits %llu), batched %llu (waits %llu)\n",
+         (unsigned long long)unbatched_waits,
+         (unsigned long long)r.enter_submit,
+         (unsigned long long)r.enter_wait);
+  stg_result_free(&r);
+  /* a poll (complete_min = 0) still completes every I/O */
+  b.batch_complete_min = 0;
+  rc = stg_run(&b, &r, err, sizeof(err));
+  CHECK(rc == 0 && r.ios == 512 && r.clat.n == 512);
   stg_result_free(&r);
 
   /* bad options and a missing file are errors that say which step */

@@ -127,8 +127,9 @@ function M.diff(A, B, tolerance)
     if not ta[t.id] then order[#order + 1] = t.id end
   end
   local ra, rb = verdict.by_test(A.results), verdict.by_test(B.results)
-  local RANK = { PASS = 1, SKIP = 2, INCOMPLETE = 3, ["NOT RUN"] = 3,
-                 STOPPED = 3, BLOCKED = 4, FAIL = 5, ERROR = 5 }
+  -- PASS -> WARN is worse (a warn limit crossed), WARN -> PASS better
+  local RANK = { PASS = 1, WARN = 1.5, SKIP = 2, INCOMPLETE = 3,
+                 ["NOT RUN"] = 3, STOPPED = 3, BLOCKED = 4, FAIL = 5, ERROR = 5 }
   for _, id in ipairs(order) do
     local a, b = ta[id], tb[id]
     local t = a or b
@@ -143,6 +144,8 @@ function M.diff(A, B, tolerance)
     if e.changed and (RANK[e.status_b] or 6) > (RANK[e.status_a] or 6) then
       e.worse = true
       d.regressions = d.regressions + 1
+    elseif e.changed and (RANK[e.status_b] or 6) < (RANK[e.status_a] or 6) then
+      e.better = true
     end
     -- cells in A's order, then B's own
     local cells, by_label = {}, {}

@@ -120,11 +120,57 @@ hardware_packs = function(s, file_crit, tfile, opts)
   s.packs = {}
   if core.stat(dir .. "/index.yaml") ~= "file" then return end
   local crits
-  s.packs, crits = packs.choose(dir, s.site, opts.site,
-                                opts.warn_unknown and s.by_id or nil)
+  s.packs, crits = packs.choose(dir, s.site, opts.site)
   for i, p in ipairs(s.packs) do
     overlay(file_crit, crits[i])
     s.files[#s.files + 1] = { path = p.file, role = "hardware pack" }
+  end
+end
+
+-- The tests a thresholds file names that no loaded spec defines: a typo,
+-- or specs left out of this run (`strata check --site F specs/s3` with the
+-- whole runbook's thresholds).  One line per file, not one per test: the
+-- count and the first few IDs with their lines.  Reads the file's keys
+-- itself (thresholds.load is called without `known`, so it says nothing).
+local UNLOADED_SHOWN = 5
+local function warn_unloaded(file, known)
+  local doc, lines = spec.protect(yaml.load_file, file)
+  local ids = {}
+  for id in pairs(type(doc) == "table" and doc or {}) do
+    if not known[id] then
+      ids[#ids + 1] = { id = tostring(id), line = (lines[doc] or {})[id] or 0 }
+    end
+  end
+  if #ids == 0 then return end
+  table.sort(ids, function(a, b) return a.line < b.line end)
+  local shown = {}
+  for i = 1, math.min(#ids, UNLOADED_SHOWN) do
+    shown[i] = ("%s (line %d)"):format(ids[i].id, ids[i].line)
+  end
+  io.stderr:write(("strata: warning: %s: %s no loaded spec defines: %s%s "
+    .. "(specs left out of this run, or a typo)\n"):format(file,
+    #ids == 1 and "names a test" or ("names " .. #ids .. " tests"),
+    table.concat(shown, ", "),
+    #ids > #shown and (", and " .. (#ids - #shown) .. " more") or ""))
+end
+
+-- site.storage's submission keys (docs/storage.md, "How it submits"):
+-- fio's own option names, whole numbers 0..1024 (storage.run's bounds),
+-- checked here so a typo stops the run at its line, not at S2.
+local BATCH_KEYS = { "iodepth_batch_submit", "iodepth_batch_complete_min",
+                     "iodepth_batch_complete_max" }
+local function check_storage(site, lines, file)
+  local st = site.storage
+  if type(st) ~= "table" then return end
+  for _, k in ipairs(BATCH_KEYS) do
+    local v = st[k]
+    if v ~= nil and (math.type(v) ~= "integer" or v < 0 or v > 1024) then
+      local n = lines and lines[st] and lines[st][k]
+      spec.error(n and (file .. ":" .. n) or file, "storage.%s must be a "
+                 .. "whole number 0..1024 (fio's option; 0: the iodepth for "
+                 .. "_submit, a poll for _complete_min), got %s", k,
+                 tostring(v))
+    end
   end
 end
 
@@ -153,6 +199,7 @@ function M.load(opts)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
     check_limits(s.site, lines, opts.site)
     todos(s, lines, opts)
+    check_storage(s.site, lines, opts.site)
   end
   require("strata.scale").apply(tests, s.site,
     opts.site or (opts.site_table and "the launcher's site file"))
@@ -165,7 +212,8 @@ function M.load(opts)
     end
     -- tests the file names but no loaded spec defines: a typo, or specs
     -- left out of this run; only `strata check` warns about them
-    file_crit = thresholds.load(tfile, opts.warn_unknown and by_id or nil)
+    file_crit = thresholds.load(tfile)
+    if opts.warn_unknown then warn_unloaded(tfile, by_id) end
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
   end
   -- hardware packs (docs/site.md): chosen by what the site file or the
@@ -177,8 +225,8 @@ function M.load(opts)
     if core.stat(opts.profile) ~= "file" then
       spec.error(opts.profile, "thresholds profile not found")
     end
-    overlay(file_crit, thresholds.load(opts.profile,
-                                       opts.warn_unknown and by_id or nil))
+    overlay(file_crit, thresholds.load(opts.profile))
+    if opts.warn_unknown then warn_unloaded(opts.profile, by_id) end
     s.files[#s.files + 1] = { path = opts.profile, role = "thresholds profile" }
   end
   s.thresholds_file = tfile

@@ -6,7 +6,8 @@
 -- records.  The live run and `strata report` both call M.build on the
 -- records read back from the journal, so a replay shows what the run showed.
 --
--- Cell statuses:  PASS FAIL ERROR STOPPED BLOCKED SKIP
+-- Cell statuses:  PASS WARN FAIL ERROR STOPPED BLOCKED SKIP (WARN: every
+--                 check held its FAIL limit, one was past its warn limit)
 -- Test statuses:  the cells' worst, plus INCOMPLETE (fewer cells recorded
 --                 than planned: the run ended first) and NOT RUN (planned,
 --                 never started).
@@ -17,12 +18,16 @@ local M = {}
 local fmt = common.fmt
 
 -- Display order of statuses (Summary counts, JSON counts).
-M.STATUSES = { "PASS", "FAIL", "ERROR", "BLOCKED", "INCOMPLETE", "STOPPED",
-               "SKIP", "NOT RUN" }
+M.STATUSES = { "PASS", "WARN", "FAIL", "ERROR", "BLOCKED", "INCOMPLETE",
+               "STOPPED", "SKIP", "NOT RUN" }
 
 -- Worst first when rolling cells up into a test.
-local RANK = { ERROR = 7, FAIL = 6, BLOCKED = 5, STOPPED = 4,
-               INCOMPLETE = 3, PASS = 2, SKIP = 1 }
+local RANK = { ERROR = 8, FAIL = 7, BLOCKED = 6, STOPPED = 5,
+               INCOMPLETE = 4, WARN = 3, PASS = 2, SKIP = 1 }
+
+-- Statuses that passed: a `needs` gate opens on them, the run's verdict
+-- stays PASS (WARN: "with N warnings").
+M.PASSED = { PASS = true, WARN = true }
 
 -- Statuses that put a test's rung below the line (lowest failed rung).
 local FAILED = { FAIL = true, ERROR = true }
@@ -93,7 +98,7 @@ function M.cell(rec)
     -- measurement to judge
     return "ERROR", "counters could not be read: " .. o.counter_errors[1]
   end
-  local failed   -- made only for a failed check (one record per cell)
+  local failed, warned   -- made only for a failed (warned) check
   local unjudged -- the first check a missing site expectation left out
   for _, c in ipairs(rec.checks or {}) do
     if c.unresolved then return "ERROR", c.why end
@@ -101,10 +106,14 @@ function M.cell(rec)
     if not c.ok then
       failed = failed or {}
       failed[#failed + 1] = c.why
+    elseif c.warn then
+      warned = warned or {}
+      warned[#warned + 1] = c.warn_why or c.text
     end
   end
   if o.fail then return "FAIL", o.fail end
   if failed and #failed > 0 then return "FAIL", table.concat(failed, "; ") end
+  if warned then return "WARN", table.concat(warned, "; ") end
   return "PASS", unjudged
 end
 
@@ -151,28 +160,59 @@ local function headline(metric, units, cells, crits)
   return text, common.finite(best) and best or nil, metric
 end
 
--- A test's criteria with what they resolved to in its cells: each
--- { metric, op, expr, text, source, limits = {lo, hi} or nil }.
+-- One criterion with what it resolved to in the checks cks made of it:
+-- { metric, op, expr, text, source, limit_lo, limit_hi, limit_other,
+--   warn = the same for its WARN band, members = the same for a group's }.
+local function resolve_one(c, cks)
+  local lo, hi, other, wlo, whi, wother
+  for _, k in ipairs(cks) do
+    local l, w = k.limit, k.warn_limit
+    if type(l) == "number" then
+      lo, hi = math.min(lo or l, l), math.max(hi or l, l)
+    elseif l ~= nil then
+      other = l
+    end
+    if type(w) == "number" then
+      wlo, whi = math.min(wlo or w, w), math.max(whi or w, w)
+    elseif w ~= nil then
+      wother = w
+    end
+  end
+  local r = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
+              text = c.text, source = c.source, ref = c.ref,
+              limit_lo = lo, limit_hi = hi, limit_other = other }
+  if c.warn then
+    local w = c.warn
+    r.warn = { id = w.id, metric = w.metric, op = w.op, expr = w.expr,
+               text = w.text, source = w.source, ref = w.ref,
+               limit_lo = wlo, limit_hi = whi, limit_other = wother }
+  end
+  if c.members then
+    r.members = {}
+    for i, mem in ipairs(c.members) do
+      local sub = {}
+      for _, k in ipairs(cks) do
+        if k.members and k.members[i] then sub[#sub + 1] = k.members[i] end
+      end
+      r.members[i] = resolve_one(mem, sub)
+    end
+  end
+  return r
+end
+
+-- A test's criteria with what they resolved to in its cells.
 local function resolved_criteria(crits, cells)
   local out = {}
   for i, c in ipairs(crits) do
-    local lo, hi, other
+    local cks = {}
     for _, r in ipairs(cells) do
       for _, k in ipairs(r.checks or {}) do
-        if (k.criterion or k.metric) == c.metric and k.op == c.op
-           and k.limit ~= nil then
-          if type(k.limit) == "number" then
-            lo = math.min(lo or k.limit, k.limit)
-            hi = math.max(hi or k.limit, k.limit)
-          else
-            other = k.limit
-          end
+        if (k.criterion or k.metric) == c.metric and k.op == c.op then
+          cks[#cks + 1] = k
         end
       end
     end
-    out[i] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
-               text = c.text, source = c.source, ref = c.ref,
-               limit_lo = lo, limit_hi = hi, limit_other = other }
+    out[i] = resolve_one(c, cks)
   end
   return out
 end
@@ -189,7 +229,7 @@ function M.test(info, cells, crits, ended)
     duration = duration + (r.duration_s or 0)
     if s ~= "SKIP" then all_skip = false end
     if s == "SKIP" then skipped[#skipped + 1] = r end
-    if s ~= "SKIP" and (not worst or (RANK[s] or 7) > (RANK[worst] or 7)) then
+    if s ~= "SKIP" and (not worst or (RANK[s] or 8) > (RANK[worst] or 8)) then
       worst = s
     end
   end
@@ -213,7 +253,7 @@ function M.test(info, cells, crits, ended)
     end
   end
   local missing = gated and 0 or planned - #cells
-  if missing > 0 and (status == "PASS" or status == "SKIP") then
+  if missing > 0 and (M.PASSED[status] or status == "SKIP") then
     status = "INCOMPLETE"
     reason = ("%d of %d cells recorded: the run %s before the rest"):format(
       #cells, planned, ended and "stopped" or "was killed")
@@ -249,7 +289,7 @@ function M.gate(needs, rolled)
     local why = t and t.reason and (": " .. t.reason) or ""
     if s == "SKIP" then
       skipped = skipped or ("needs %s, which was skipped%s"):format(n, why)
-    elseif s ~= "PASS" then
+    elseif not M.PASSED[s] then
       blocked = blocked or ("needs %s, which is %s%s"):format(n, s, why)
     end
   end
@@ -280,9 +320,11 @@ function M.headline(tests, expect, interrupted)
     for _, l in ipairs(expect) do expected[l] = true end
   end
   local lowest, bad, rank = nil, 0, require("strata.spec").LAYER_RANK
+  local warned = {}
   local missing, by_layer, not_expected = {}, {}, 0
   for _, t in ipairs(tests) do
     if FAILED[t.status] or t.status == "BLOCKED" then bad = bad + 1 end
+    if t.status == "WARN" then warned[#warned + 1] = t.id end
     if FAILED[t.status] then
       if not lowest or (rank[t.layer] or 99) < (rank[lowest.layer] or 99) then
         lowest = { layer = t.layer, id = t.id, status = t.status }
@@ -334,6 +376,10 @@ function M.headline(tests, expect, interrupted)
     verdict = "PASS"
     msg = expected and "Every rung the site expects was measured and passed."
       or "Every planned rung was measured and passed."
+    if #warned > 0 then
+      msg = msg:gsub("%.$", (", with %d warning%s (%s)."):format(#warned,
+        #warned == 1 and "" or "s", table.concat(warned, ", ")))
+    end
     if not_expected > 0 then
       msg = msg .. (" %d skipped test%s on rungs the site does not expect.")
         :format(not_expected, not_expected == 1 and "" or "s")
@@ -455,8 +501,13 @@ end
 
 -- The exit code of a run with this model: 0 PASS or INCOMPLETE without an
 -- interruption (nothing failed; the headline says what was not measured),
--- 1 otherwise.
-function M.exit_code(m)
+-- 1 otherwise; with strict (--strict), 3 for a run that would be 0 but
+-- has a test WARN.
+function M.exit_code(m, strict)
+  if strict and M.exit_code(m) == 0 and (m.counts or {}).WARN
+     and m.counts.WARN > 0 then
+    return 3
+  end
   if m.verdict == "PASS" then return 0 end
   if m.verdict == "INCOMPLETE" and not m.run.interrupted then return 0 end
   return 1

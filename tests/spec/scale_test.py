@@ -71,9 +71,32 @@ class Scale(unittest.TestCase):
                      "scaled by the site (scale:): peers 1, 2, 4 -> 1, 4"]:
             self.assertIn(want, notes)
 
+    def summary_titles(self):
+        """ID -> Title of the Summary's test table, read back by openpyxl."""
+        import openpyxl
+        ws = openpyxl.load_workbook(os.path.join(self.dir, "r.xlsx"))["Summary"]
+        rows = list(ws.iter_rows(values_only=True))
+        hr = next(i for i, r in enumerate(rows) if r[0] == "ID")
+        col = rows[hr].index("Title")
+        return {r[0]: r[col] for r in rows[hr + 1:] if r[0]}
+
+    def test_summary_marks_scaled_rows(self):
+        p, _ = self.run_site(SITE)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        titles = self.summary_titles()
+        self.assertEqual(titles["SC1"], "scaled matrix (scaled: size 1 MiB, "
+                         "64 MiB, 1024 MiB -> 1 MiB, 64 MiB; concurrency 1, "
+                         "16, 64 -> 1, 16)")
+        # five cuts: three named, the rest counted (all on SC2's sheet)
+        self.assertEqual(titles["SC2"], "scaled figures (scaled: part_size "
+                         "64 MiB, 512 MiB -> 64 MiB; peers 1, 2, 4 -> 1, 4; "
+                         "size 4096 MiB -> 64 MiB; 3 more on its sheet)")
+
     def test_unscaled(self):
         p, res = self.run_site("site: { name: x }\n")
         self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.summary_titles(),
+                         {"SC1": "scaled matrix", "SC2": "scaled figures"})
         self.assertEqual(len([r for r in res if r["id"] == "SC1"]), 9)
         m = [r for r in res if r["id"] == "SC2"][0]["metrics"]
         self.assertEqual(m["object"], 4096 * MiB)

@@ -77,7 +77,21 @@ def main():
             m = r.get("metrics", {})
             check(r.get("status") == "PASS", "%s: %s %s %s" % (
                 tid, r.get("status"), r.get("reason"), p.stderr[-1500:]))
-            check(m.get("verify_errors") == 0, tid + " verified")
+            check(m.get("verify_errors") == 0 and m.get("verify_bytes", 0) > 0,
+                  tid + " verified")
+            # the headline submits as a default fio job (one I/O a call)
+            # and the verified pass is its own figure
+            hk = "iops" if tid == "S4" else "bw_mibps"
+            check(m.get("iodepth_batch_submit") == 1 and
+                  m.get("iodepth_batch_complete_max") == 1 and
+                  m.get("ios_per_submit") == 1.0,
+                  "%s submits as fio's default: %s" % (tid, {
+                      k: v for k, v in m.items() if "batch" in k or
+                      "submit" in k}))
+            check(m.get(hk + "_verified", 0) > 0, tid + " verified figure")
+            notes = " ".join(str(n) for n in r.get("notes", []))
+            check("iodepth_batch_submit=1" in notes and
+                  "verification:" in notes, tid + " notes: " + notes[:300])
             check(m.get("io_bytes", 0) > 0 and m.get("lat_p99_us", 0) > 0,
                   tid + " measured")
             moved = m.get("delta.disk.%s.%s" % (dev, rw_bytes), 0)

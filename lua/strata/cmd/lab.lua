@@ -25,6 +25,12 @@ Exit: 0 done, 2 a part could not start (the message says which and why),
 3 status: not up.]],
 }
 
+-- `lab up`'s options (status and down take none); the docs test parses
+-- the documented `lab up` lines with them (tests/docs/probe.lua)
+M.UP_OPTIONS = {
+  ["--senders"] = "senders", ["--nvme"] = "nvme", ["--layout"] = "layout",
+}
+
 function M.main(argv)
   local verb = argv[1]
   local rest = {}
@@ -37,9 +43,7 @@ function M.main(argv)
     io.stderr:write("strata lab: unknown verb '", verb, "'\n", M.usage, "\n")
     return 2
   end
-  local ok, o = pcall(args.parse, rest, verb == "up" and {
-    ["--senders"] = "senders", ["--nvme"] = "nvme", ["--layout"] = "layout",
-  } or {})
+  local ok, o = pcall(args.parse, rest, verb == "up" and M.UP_OPTIONS or {})
   if not ok then
     io.stderr:write("strata lab: ", tostring(o), "\n")
     return 2

@@ -3,6 +3,7 @@
 local core = require "strata.core"
 local args = require "strata.args"
 local setup = require "strata.setup"
+local thresholds = require "strata.thresholds"
 local spec = require "strata.spec"
 local runner = require "strata.runner"
 local journal = require "strata.journal"
@@ -38,14 +39,18 @@ PATH: spec files or folders (default: specs/).
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
                           baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
+  --strict                a test that WARNed (past a warn limit, within its
+                          FAIL limit) makes the exit code 3
   -v, --verbose           tracebacks of errors on stderr
   -h, --help              this text
-Exit: 0 nothing failed, 1 a test FAILED, ERRORed or was BLOCKED (or the
-run was interrupted), 2 usage or spec/site/threshold file errors.]],
+Exit: 0 nothing failed (warnings included), 1 a test FAILED, ERRORed or
+was BLOCKED (or the run was interrupted), 2 usage or spec/site/threshold
+file errors, 3 with --strict: nothing failed but a test WARNed.]],
 }
 
 -- check's options plus --fleet (docs/fleet.md)
-M.OPTIONS = setmetatable({ ["--fleet"] = "fleet" }, { __index = command.RUN_OPTIONS })
+M.OPTIONS = setmetatable({ ["--fleet"] = "fleet",
+  ["--strict"] = { "strict", flag = true } }, { __index = command.RUN_OPTIONS })
 
 -- The inventory is taken in a child process, as a cell is: what it
 -- probes (NVML, sysfs, libcurl's version) then neither hangs the run nor
@@ -126,13 +131,7 @@ function M.main(argv)
               output = xlsx, journal = jpath, cwd = core.realpath("."),
               packs = s.packs }
     j:write { type = "inventory", data = inventory() }
-    local crit = {}
-    for _, c in ipairs(s.criteria) do
-      crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op,
-                          expr = c.expr, ref = c.ref, text = c.text,
-                          source = c.source }
-    end
-    j:write { type = "thresholds", criteria = crit }
+    j:write { type = "thresholds", criteria = thresholds.records(s.criteria) }
     local expect = type(s.site.site) == "table" and s.site.site.expect or nil
     if expect ~= nil then
       local ok = type(expect) == "table"
@@ -187,7 +186,7 @@ function M.main(argv)
       io.stderr:write("strata: ", m.message, "\n")
     end
     io.stderr:write("strata: workbook ", xlsx, "\n")
-    return verdict.exit_code(m)
+    return verdict.exit_code(m, o.strict)
   end)
 end
 

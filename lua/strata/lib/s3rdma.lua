@@ -119,9 +119,10 @@ function M.scale(t, s, size, conc)
   end
   if s.max_concurrency and cc > s.max_concurrency then cc = s.max_concurrency end
   if sz ~= size or cc ~= conc then
-    t.note(("scaled down from %d MiB x %d to %.3f MiB x %d by the site "
-            .. "(s3rdma.max_object_mb / max_concurrency)")
-           :format(size // MiB, conc, sz / MiB, cc))
+    -- worded as strata.scale's notes: the Summary marks the row scaled
+    t.note(("scaled by the site (s3rdma.max_object_mb / max_concurrency): "
+            .. "%d MiB x %d -> %.3f MiB x %d"):format(size // MiB, conc,
+                                                   sz / MiB, cc))
   end
   return sz, cc
 end

@@ -364,6 +364,11 @@ function M.job(t, sc, job)
   -- runtime 0 (S5-S7): one pass over size, not time-based
   job.time_based = job.runtime > 0
   if job.runtime == 0 then job.runtime = nil end
+  -- fio's submission batching (absent: fio's defaults, storage.run's)
+  for _, k in ipairs { "iodepth_batch_submit", "iodepth_batch_complete_min",
+                       "iodepth_batch_complete_max" } do
+    if job[k] == nil then job[k] = st[k] end
+  end
   if sc.numa_node and sc.numa_node >= 0 and st.pin ~= false then
     job.numa_cpu_nodes = sc.numa_node
   end

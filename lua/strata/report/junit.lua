@@ -6,8 +6,11 @@
 -- named "R2[size=4096,qps=1]" (just "R2" for a single cell), classname
 -- "<layer>.<id>".  FAIL -> <failure> with the failed checks' texts, ERROR
 -- -> <error>, SKIP -> <skipped>, BLOCKED, STOPPED, INCOMPLETE and NOT RUN
--- -> <skipped message="STATUS: ...">; the measured metrics and notes go to <system-out>.  Raises on a
--- failed write.
+-- -> <skipped message="STATUS: ...">; the measured metrics and notes go to <system-out>.  WARN
+-- is a passing testcase (nothing in the Ant/Jenkins schema fails or skips
+-- a case with a warning) with <properties> (the testcase-level properties
+-- Jenkins' JUnit plugin and GitLab read) naming strata.status = WARN and
+-- the warning, which also opens its <system-out>.  Raises on a failed write.
 local common = require "strata.report.common"
 local verdict = require "strata.verdict"
 
@@ -97,12 +100,19 @@ local function testcase(out, t, c)
   elseif c.status == "BLOCKED" or GAP[c.status] then
     out[#out + 1] = ('      <skipped message="%s"/>'):format(
       esc(c.status .. ": " .. (reason or "a test it needs did not pass"), true))
+  elseif c.status == "WARN" then
+    out[#out + 1] = "      <properties>"
+    out[#out + 1] = '        <property name="strata.status" value="WARN"/>'
+    out[#out + 1] = ('        <property name="strata.warning" value="%s"/>')
+      :format(esc(reason or "", true))
+    out[#out + 1] = "      </properties>"
   elseif c.status ~= "PASS" then
     out[#out + 1] = ('      <error message="%s" type="%s"/>'):format(
       esc("unknown status " .. tostring(c.status), true),
       esc(tostring(c.status), true))
   end
   local lines = {}
+  if c.status == "WARN" then lines[#lines + 1] = "WARN: " .. tostring(reason) end
   if t.title then lines[#lines + 1] = tostring(t.title) end
   for _, k in ipairs(sorted_keys(c.metrics)) do
     local v = c.metrics[k]
@@ -127,7 +137,9 @@ local function tally(cases)
     if c.status == "FAIL" then n.failures = n.failures + 1
     elseif c.status == "SKIP" or c.status == "BLOCKED" or GAP[c.status] then
       n.skipped = n.skipped + 1
-    elseif c.status ~= "PASS" then n.errors = n.errors + 1 end
+    elseif c.status ~= "PASS" and c.status ~= "WARN" then
+      n.errors = n.errors + 1
+    end
     n.time = n.time + (finite(c.time) and c.time or 0)
   end
   return n

@@ -154,6 +154,35 @@ local function criteria_text(t, model)
 end
 M.criteria_text = criteria_text
 
+-- What the site's scale: cut in a test, from its cells' notes ("scaled by
+-- the site (scale.max_object_mb): object size 4096 MiB -> 64 MiB"): the
+-- Summary's Title says it beside the RUNBOOK's full-size title, so a
+-- scaled row never reads as the full-size one (docs/specs.md, section 8).
+-- nil when nothing was cut.
+local SCALED = "^scaled by the site %(([^)]*)%): (.*)$"
+local SCALED_SHOWN = 3            -- cuts named on the Summary; the rest on
+                                  -- the test's own sheet
+local function scaled_text(t, model)
+  local cuts, seen = {}, {}
+  for _, r in ipairs(model.results or {}) do
+    if r.id == t.id then
+      for _, n in ipairs(r.notes or {}) do
+        local _, what = tostring(n):match(SCALED)
+        if what and not seen[what] then
+          seen[what] = true
+          cuts[#cuts + 1] = what
+        end
+      end
+    end
+  end
+  if #cuts == 0 then return nil end
+  local shown = { table.unpack(cuts, 1, SCALED_SHOWN) }
+  local more = #cuts - #shown
+  return "scaled: " .. table.concat(shown, "; ")
+    .. (more > 0 and ("; %d more on its sheet"):format(more) or "")
+end
+M.scaled_text = scaled_text
+
 -- The Summary's table of tests: one entry per column (header, width, the
 -- value of a test, its format).  A new column is one more entry.
 -- Formats: text, wrap, status, number (fitted to the value), "0", "0.0",
@@ -165,7 +194,10 @@ local SUMMARY_COLS = {
   { header = "Status", width = 12, format = "status",
     get = function(t) return t.status end },
   { header = "Title", width = 34, format = "wrap",
-    get = function(t) return t.title end },
+    get = function(t, model)
+      local cut = scaled_text(t, model)
+      return cut and (("%s (%s)"):format(t.title or "", cut)) or t.title
+    end },
   { header = "Measured", width = 30, format = "wrap",
     get = function(t) return t.headline end },
   { header = "Value", width = 12, format = "number",
@@ -186,6 +218,10 @@ local SUMMARY_COLS = {
 }
 M.SUMMARY_COLS = SUMMARY_COLS
 
+-- Characters of bold 12-point text a line of the merged A:G holds (their
+-- fixed widths, 160 characters of the default font, less a margin).
+local STAMP_LINE = 110
+
 local function write_summary(ctx, model, detail_sheets)
   local F, run = ctx.F, model.run or {}
   local S = sheets.new(ctx, "Summary")
@@ -198,8 +234,16 @@ local function write_summary(ctx, model, detail_sheets)
   if run.started then sub[#sub + 1] = tostring(run.started) end
   if run.version then sub[#sub + 1] = "strata " .. tostring(run.version) end
   S:put(1, 0, table.concat(sub, "  \u{00B7}  "), F.subtitle)
-  -- site.stamp (the lab's: what its figures are worth)
-  if run.stamp then S:put(2, 0, tostring(run.stamp), F.msg_bad) end
+  -- site.stamp (the lab's: what its figures are worth), merged across A:G
+  -- with a row tall enough for it: wrapped in column A alone it was ten
+  -- lines in a 15-point row, which LibreOffice draws over the title rows
+  -- and the verdict (docs/report.md, "Checked in LibreOffice")
+  if run.stamp then
+    local text = tostring(run.stamp)
+    local len = utf8.len(text) or #text
+    ws:set_row(2, math.max(20, 17 * math.ceil(len / STAMP_LINE)))
+    S:merge(2, 0, 2, 6, text, F.msg_bad)
+  end
 
   -- The verdict, big, and what it rests on (strata.verdict's message).
   local verdict_ = tostring(model.verdict or "NO VERDICT")
@@ -214,9 +258,13 @@ local function write_summary(ctx, model, detail_sheets)
   local counts = verdict.counts(model.tests)
   local r = 5
   for _, s in ipairs(verdict.STATUSES) do
-    S:put(r, 0, s, F.for_status(s))
-    S:put(r, 1, counts[s], F.count)
-    r = r + 1
+    -- WARN only in a run that has warnings (a run without keeps the
+    -- layout it always had)
+    if s ~= "WARN" or counts.WARN > 0 then
+      S:put(r, 0, s, F.for_status(s))
+      S:put(r, 1, counts[s], F.count)
+      r = r + 1
+    end
   end
   S:put(r, 0, "Total", F.key)
   S:put(r, 1, counts.total, F.count)
@@ -315,20 +363,50 @@ end
 local OP_SYMBOL = { min = "\u{2265}", max = "\u{2264}", eq = "=",
                     ne = "\u{2260}", ["in"] = "in" }
 
+local GROUP_OP = { any_of = "any of", all_of = "all of" }
+
+-- One value for what a limit resolved to: a number, "lo ... hi", a literal.
+local function resolved_value(c)
+  if c.limit_lo and c.limit_hi and c.limit_lo ~= c.limit_hi then
+    return fmt(c.limit_lo) .. " \u{2026} " .. fmt(c.limit_hi)
+  elseif c.limit_lo then
+    return c.limit_lo
+  end
+  return c.limit_other
+end
+
+-- The Thresholds sheet's rows from criteria (the thresholds record's, or a
+-- test's resolved ones): one per limit, its WARN band on the row below
+-- ("warn >="), a group as a row naming what must hold, then its members
+-- named "group: member".  Each row's key matches its resolved twin.
+local function threshold_rows(crits, prefix, out)
+  for _, c in ipairs(crits or {}) do
+    local name = prefix .. tostring(c.metric)
+    if c.members then
+      out[#out + 1] = { id = c.id, metric = name, op = GROUP_OP[c.op],
+        expr = ("%s of the %d below"):format(c.op == "any_of" and "one"
+          or "each", #c.members), source = c.source }
+      threshold_rows(c.members, name .. ": ", out)
+    else
+      local key = tostring(c.id) .. "\0" .. name .. "\0" .. tostring(c.op)
+      out[#out + 1] = { id = c.id, metric = name, key = key, crit = c,
+        op = OP_SYMBOL[c.op] or c.op, expr = c.expr, source = c.source }
+      if c.warn then
+        out[#out + 1] = { id = c.id, metric = name, key = key .. "\0warn",
+          crit = c.warn, op = "warn " .. (OP_SYMBOL[c.op] or c.op),
+          expr = c.warn.expr, source = c.warn.source }
+      end
+    end
+  end
+  return out
+end
+
 -- What each criterion resolved to in the run (the tests' roll-ups).
 local function resolved(model)
   local out = {}
   for _, t in ipairs(model.tests or {}) do
-    for _, c in ipairs(t.criteria or {}) do
-      local v
-      if c.limit_lo and c.limit_hi and c.limit_lo ~= c.limit_hi then
-        v = fmt(c.limit_lo) .. " \u{2026} " .. fmt(c.limit_hi)
-      elseif c.limit_lo then
-        v = c.limit_lo
-      else
-        v = c.limit_other
-      end
-      out[t.id .. "\0" .. c.metric .. "\0" .. c.op] = v
+    for _, row in ipairs(threshold_rows(t.criteria, "", {})) do
+      if row.key then out[row.key] = resolved_value(row.crit) end
     end
   end
   return out
@@ -337,13 +415,11 @@ end
 local THRESHOLD_COLS = {
   { header = "Test", format = "text", get = function(c) return c.id end },
   { header = "Metric", format = "text", get = function(c) return c.metric end },
-  { header = "Op", format = "text",
-    get = function(c) return OP_SYMBOL[c.op] or c.op end },
+  { header = "Op", format = "text", get = function(c) return c.op end },
   { header = "Limit", width = 36, format = "wrap",
     get = function(c) return c.expr ~= nil and fmt(c.expr) or nil end },
   { header = "Resolved", width = 14, format = "value",
-    get = function(c, ctx) return ctx.resolved[c.id .. "\0" .. c.metric
-                                              .. "\0" .. c.op] end },
+    get = function(c, ctx) return c.key and ctx.resolved[c.key] end },
   { header = "Source", format = "text",
     get = function(c, ctx)
       return common.short_source(c.source, ctx.model.spec_roots) end },
@@ -357,7 +433,8 @@ local function write_thresholds(ctx, model)
         .. "it came from (file:line relative to the spec folder, or --set). "
         .. "Resolved is empty for tests that did not run.", F.subtitle, true)
   local hr = 3
-  local r = sheets.column_table(S, hr, THRESHOLD_COLS, model.criteria or {},
+  local r = sheets.column_table(S, hr, THRESHOLD_COLS,
+                                threshold_rows(model.criteria, "", {}),
                                 { model = model, resolved = resolved(model) })
   S.ws:freeze_panes(hr + 1, 0)
   S.ws:autofilter(hr, 0, math.max(r, hr), #THRESHOLD_COLS - 1)

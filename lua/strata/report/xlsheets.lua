@@ -326,15 +326,47 @@ end
 -- read only (NONE, shared, where none failed: called for every result by
 -- the Cells, Metrics, pivot and Counters sheets).
 local NONE = {}
+
+-- fn(leaf, top) for each check of a metric: a check, or each member of a
+-- group's check (top: the check the verdict reads: the group's).
+local function leaves(c, top, fn)
+  if c.members then
+    for _, m in ipairs(c.members) do leaves(m, top, fn) end
+  else
+    fn(c, top)
+  end
+end
+M.leaves = leaves
+
 local function failed_metrics(r)
   local bad
   for _, c in ipairs(r.checks or NONE) do
-    if not c.ok and c.metric then
-      bad = bad or {}
-      bad[c.metric] = true
+    if not c.ok then
+      leaves(c, c, function(l)
+        if not l.ok and l.metric then
+          bad = bad or {}
+          bad[l.metric] = true
+        end
+      end)
     end
   end
   return bad or NONE
+end
+
+-- The metrics a result's WARNed checks name (the same way).
+local function warned_metrics(r)
+  local warned
+  for _, c in ipairs(r.checks or NONE) do
+    if c.ok and c.warn then
+      leaves(c, c, function(l)
+        if l.warn and l.metric then
+          warned = warned or {}
+          warned[l.metric] = true
+        end
+      end)
+    end
+  end
+  return warned or NONE
 end
 
 local function unit_of(rs, metric)
@@ -479,14 +511,17 @@ function write_single(S, r, res, metrics, base)
     cols[6] = "vs baseline %"
   end
   local checks = {}
-  for _, c in ipairs(res.checks or {}) do
-    if c.metric then
-      local prev = checks[c.metric]
-      local text = c.not_judged and c.why
-        or c.ok and ("ok: " .. tostring(c.text or ""))
-        or (c.why or c.text or "failed")
-      checks[c.metric] = prev and (prev .. "; " .. text) or text
-    end
+  for _, top in ipairs(res.checks or {}) do
+    leaves(top, top, function(c)
+      if c.metric then
+        local prev = checks[c.metric]
+        local text = c.not_judged and c.why
+          or c.ok and ((c.warn and "WARN: " .. tostring(c.warn_why)
+          or "ok: " .. tostring(c.text or ""))) or (c.why or c.text or "failed")
+        if top ~= c then text = top.metric .. " (" .. top.op .. "): " .. text end
+        checks[c.metric] = prev and (prev .. "; " .. text) or text
+      end
+    end)
   end
   local rows, bad = {}, failed_metrics(res)
   for i, m in ipairs(metrics) do
@@ -741,7 +776,7 @@ function M.write_metrics(ctx, model)
   local S = M.new(ctx, "Metrics")
   S:put(0, 0, "Metrics", F.h1, true)
   S:put(1, 0, "Every value each cell measured (counter deltas are on "
-        .. "Counters). Check: FAIL where a check on that metric failed, PASS where one passed, blank where the value is only recorded.", F.subtitle, true)
+        .. "Counters). Check: FAIL where a check on that metric failed, WARN where one held past its warn limit, PASS where one passed, blank where the value is only recorded.", F.subtitle, true)
   local hr = 3
   local cols = { "Test", "Layer", "Cell", "Metric", "Value", "Unit",
                  "Check" }
@@ -749,12 +784,14 @@ function M.write_metrics(ctx, model)
   local r = hr
   local rows, value_fmt, full = {}, {}, false
   for _, res in ipairs(model.results or {}) do
-    local bad, judged = failed_metrics(res), NONE
+    local bad, warned, judged = failed_metrics(res), warned_metrics(res), NONE
     for _, c in ipairs(res.checks or NONE) do
-      if c.metric then
-        if judged == NONE then judged = {} end
-        judged[c.metric] = true
-      end
+      leaves(c, c, function(l)
+        if l.metric then
+          if judged == NONE then judged = {} end
+          judged[l.metric] = true
+        end
+      end)
     end
     local label = verdict.label(res.params, res.cell)
     for _, m in ipairs(result_metrics(res, res.headline)) do
@@ -773,7 +810,8 @@ function M.write_metrics(ctx, model)
       end
       -- FAIL only where a check on this metric failed; blank: recorded
       rows[i] = { res.id, res.layer, label, m, v, units.of(res.units, m),
-                  bad[m] and "FAIL" or judged[m] and "PASS" or nil }
+                  bad[m] and "FAIL" or warned[m] and "WARN"
+                  or judged[m] and "PASS" or nil }
     end
   end
   ::full::
