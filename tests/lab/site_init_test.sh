@@ -26,7 +26,7 @@ cat "$W/site.yaml"
 check "site init in guest a exits 0" '[ $rc = 0 ]'
 check "... the guest's two NUMA nodes" 'grep -Eq "^  numa_nodes: 2 +# /sys/devices/system/node" "$W/site.yaml"'
 check "... rxe0, with its rate as R1 reads it" 'grep -Eq "^  line_rate_gbps: [0-9.]+ +# ibv_query_port\(rxe0, 1\)" "$W/site.yaml"'
-check "... an S2-S4 file that fits the small arrays" 'grep -Eq "^  size: [0-9]+M +# df /scratch" "$W/site.yaml"'
+check "... an S2-S4 file that fits the small arrays" 'grep -Eq "^  size: \"?[0-9]+M\"? +# df /scratch" "$W/site.yaml"'
 check "... the md scratch arrays" 'grep -q "    - { numa_node: 0, path: /scratch0 }" "$W/site.yaml" && grep -q "    - { numa_node: 1, path: /scratch1 }" "$W/site.yaml"'
 ex "$S" check --site "$W/site.yaml" > "$W/check.log" 2>&1; rc=$?
 check "check names the TODOs (exit 2)" '[ $rc = 2 ] && grep -q "TODOs to fill (written by strata site init): rdma.max_lat_us" "$W/check.log"'
