@@ -346,6 +346,35 @@ test {
         self.assertEqual(r["status"], "FAIL")
         self.assertIn("rate = 50, wanted <= 10", r["reason"])
 
+    def test_group_member_not_judged(self):
+        # a group is decided by its judged members; with none judged it is
+        # not judged itself (never a FAIL for an expectation not given)
+        with open(self.path("q.lua"), "w") as f:
+            f.write(self.SPEC)
+        with open(self.path("thresholds.yaml"), "w") as f:
+            f.write("Q1:\n  g:\n    any_of:\n"
+                    "      - rate: { min: site.nic.rate }\n"
+                    "      - rate: { max: 10 }\n")
+        p = self.run_q()
+        self.assertEqual(p.returncode, 1, p.stderr)   # the judged one failed
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["status"], "FAIL")
+        with open(self.path("thresholds.yaml"), "w") as f:
+            f.write("Q1:\n  g:\n    all_of:\n"
+                    "      - rate: { min: site.nic.rate }\n"
+                    "      - rate: { max: 100 }\n")
+        p = self.run_q()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("thresholds.yaml"), "w") as f:
+            f.write("Q1:\n  g:\n    any_of:\n"
+                    "      - rate: { min: site.nic.rate }\n"
+                    "      - rate: { max: site.nic.max }\n")
+        p = self.run_q()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["status"], "PASS")
+        self.assertIn("not judged", r["reason"])
+
     def test_other_unresolved_is_error(self):
         # a limit naming a metric the test did not report is still ERROR
         with open(self.path("q.lua"), "w") as f:
