@@ -397,20 +397,28 @@ function M.validate(c, declared)
   end
 end
 
--- With the site file in hand (`check --site`, and every run): a site
--- reference whose section exists but lacks the key, or whose value is no
--- number where a number is needed, raises (exit 2).  A reference into a
--- section the site does not have at all returns a warning instead (the
--- tests that use that section SKIP on such a site).
-function M.check_site_ref(c, site)
+-- With the site file in hand (`check --site`): a site reference whose
+-- value is no number where a number is needed raises (exit 2), and so
+-- does a key missing from a section the site has when example (the table
+-- of specs/site.example.yaml) does not know it either: a typo.  A known
+-- key the site does not set returns a warning (its check is not judged),
+-- as does one into a section the site lacks (its tests SKIP).
+function M.check_site_ref(c, site, example)
   local l = c.limit
   if l.kind ~= "ref" or not l.site then return end
   local parent, last = l.site:match("^(.*)%.([^.]+)$")
   local v = M.site_get(site, l.site)
   if v == nil then
     if parent and type(M.site_get(site, parent)) == "table" then
+      -- a key specs/site.example.yaml documents is an expectation this
+      -- site does not give: not judged, a warning; any other is a typo
+      if example and M.site_get(example, l.site) ~= nil then
+        return ("%s: %s.%s is not judged: site.%s has no key '%s'"):format(
+          c.source, c.id, c.metric, parent, last)
+      end
       spec.error(c.source, "%s.%s.%s: site.%s is not in the site file (site.%s "
-                 .. "has no key '%s')", c.id, c.metric, c.op, l.site, parent, last)
+                 .. "has no key '%s', nor does specs/site.example.yaml)", c.id,
+                 c.metric, c.op, l.site, parent, last)
     end
     return ("%s: %s needs site.%s, absent from the site file"):format(
       c.source, c.id, l.site)

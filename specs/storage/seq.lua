@@ -27,7 +27,8 @@ local function rung(id, title, rw, bs, headline, unit, expect_key)
                                    lat_p99_us = "us" },
     criteria = {
       -- the slowest target against the site's figure per array
-      [headline] = { min = "0.9 * expected" },
+      -- (an array's figure the site file does not give: not judged)
+      [headline] = { min = "0.9 * site.storage." .. expect_key },
       verify_errors = { max = 0 },
     },
     run = function(t)

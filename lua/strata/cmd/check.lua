@@ -22,9 +22,12 @@ function M.main(argv)
                            thresholds = o.thresholds, profile = o.profile,
                            set = o.set }
     local warnings = 0
+    -- the site keys strata knows: an unset one is not judged, another a typo
+    local ok, example = pcall(require("strata.yaml").load_file,
+                              STRATA_HOME .. "/specs/site.example.yaml")
     thresholds.each(s.criteria, function(c)
       local warn = o.site and not c.members
-        and thresholds.check_site_ref(c, s.site)
+        and thresholds.check_site_ref(c, s.site, ok and example or nil)
       if warn then
         io.stderr:write("strata: warning: ", warn, " ", o.site, "\n")
         warnings = warnings + 1

@@ -155,6 +155,12 @@ local function scratch(out, root)
   add(out, "storage.scratch", list, (root or "") .. "/proc/self/mountinfo: the md arrays'"
       .. " mounts; NUMA node of their members (/sys/block/*/device)")
   if not root then job_size(out, list) end
+  todo(out, "storage.seq_read_mibps", "S2: expected sequential read MiB/s "
+       .. "per array (0.9 x this passes)")
+  todo(out, "storage.seq_write_mibps", "S3: expected sequential write "
+       .. "MiB/s per array")
+  todo(out, "storage.randread_iops", "S4: expected 4 KiB random read IOPS "
+       .. "per array")
 end
 
 -- Every fact and TODO of the node.  opts: root (a recorded tree, nil =
