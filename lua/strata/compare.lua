@@ -56,19 +56,10 @@ function M.baseline_record(path, model)
            results = rs }
 end
 
--- Whether a higher value of metric is better for test t: its criterion's
--- op says (min -> higher is better, max -> lower); else its unit (a
--- bandwidth or rate: higher; a time: lower); else nil (just "changed").
+-- Whether a higher value of metric is better for test t (strata.model:
+-- its criterion, else its unit, else nil: just "changed").
 local function better_up(t, metric, unit)
-  for _, c in ipairs(t.criteria or {}) do
-    if c.metric == metric then
-      if c.op == "min" then return true end
-      if c.op == "max" then return false end
-    end
-  end
-  local kind = units.kind(unit)
-  if kind == "bandwidth" or kind == "rate" then return true end
-  if kind == "time" then return false end
+  return require("strata.model").better(t.criteria, metric, unit or false)
 end
 
 -- Flatten an inventory into "key" -> text, lists of records keyed by their

@@ -205,14 +205,14 @@ function M.load(opts)
     opts.site or (opts.site_table and "the launcher's site file"))
 
   local tfile = opts.thresholds or default_thresholds(paths)
-  local file_crit = {}
+  local file_crit, gates = {}, {}
   if tfile then
     if core.stat(tfile) ~= "file" then
       spec.error(tfile, "thresholds file not found")
     end
     -- tests the file names but no loaded spec defines: a typo, or specs
     -- left out of this run; only `strata check` warns about them
-    file_crit = thresholds.load(tfile)
+    file_crit, gates = thresholds.load(tfile)
     if opts.warn_unknown then warn_unloaded(tfile, by_id) end
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
   end
@@ -225,11 +225,20 @@ function M.load(opts)
     if core.stat(opts.profile) ~= "file" then
       spec.error(opts.profile, "thresholds profile not found")
     end
-    overlay(file_crit, thresholds.load(opts.profile))
+    local prof, pgates = thresholds.load(opts.profile)
     if opts.warn_unknown then warn_unloaded(opts.profile, by_id) end
+    for id, g in pairs(pgates) do gates[id] = g end
+    overlay(file_crit, prof)
     s.files[#s.files + 1] = { path = opts.profile, role = "thresholds profile" }
   end
   s.thresholds_file = tfile
+  -- record only: a test's `gate = false` (spec), `gate: false` (thresholds
+  -- file or profile), or every test (--no-gate)
+  for _, t in ipairs(tests) do
+    local g = gates[t.id]
+    if g then t.gate, t.gate_source = g.value, g.source end
+    if opts.no_gate then t.gate, t.gate_source = false, "--no-gate" end
+  end
 
   local sets = {}
   for _, kv in ipairs(opts.set or {}) do

@@ -37,7 +37,7 @@ local FIELDS = {
   id = "string", layer = "string", title = "string", description = "string",
   needs = "table", tags = "table", timeout = "number", matrix = "table",
   sample = "table", headline = "string", criteria = "table",
-  units = "table", run = "function",
+  units = "table", run = "function", gate = "boolean",
 }
 M.OPS = require("strata.criteria").OPS
 
@@ -210,6 +210,9 @@ local function validate(def, where)
     tags = def.tags or {}, timeout = def.timeout or 60,
     sample = def.sample, headline = def.headline,
     criteria = criteria, units = units, run = def.run,
+    -- false: record only (measured and judged; gates neither the exit
+    -- code nor the tests that need it)
+    gate = def.gate ~= false, gate_source = def.gate == false and where or nil,
     where = where, file = where:match("^(.*):%d+$"),
   }
   if def.matrix then

@@ -15,14 +15,19 @@ local criteria = require "strata.criteria"
 
 local M = {}
 
-local SYMBOL = { min = ">=", max = "<=", eq = "==", ne = "!=", ["in"] = "in" }
+local model = require "strata.model"
+
+-- the one operator table (strata.model): ">=" in texts, "<" not holding
+local function SYM(op) return model.symbol(op, "text") end
+local function NOT_SYM(op) return model.symbol(op, "negated") end
 
 -- Load a thresholds file: { [id] = { [name] = entry } }, each entry as
 -- strata.criteria reads it (a limit with its warn band, or a group), every
--- limit with the file:line of its value.
+-- limit with the file:line of its value; and { [id] = { value, source } }
+-- for each test's `gate: false` (record only).
 function M.load(path, known)
   local doc, lines = spec.protect(yaml.load_file, path)
-  local out = {}
+  local out, gates = {}, {}
   local function at(t, k)
     local l = (lines[t] or {})[k]
     return l and ("%s:%d"):format(path, l) or nil
@@ -40,11 +45,19 @@ function M.load(path, known)
     end
     out[id] = out[id] or {}
     for metric, node in pairs(metrics) do
-      out[id][metric] = criteria.parse(metric, node, at, fail,
-        line(metrics, metric), ("%s.%s"):format(id, tostring(metric)))
+      if metric == "gate" then
+        if type(node) ~= "boolean" then
+          spec.error(line(metrics, metric), "%s.gate: expected true or false "
+                     .. "(false: record only)", id)
+        end
+        gates[id] = { value = node, source = line(metrics, metric) }
+      else
+        out[id][metric] = criteria.parse(metric, node, at, fail,
+          line(metrics, metric), ("%s.%s"):format(id, tostring(metric)))
+      end
     end
   end
-  return out
+  return out, gates
 end
 
 -- "R2.bw_gbps.min=0.9 * site.x" -> id, metric, op, value (or nil = drop)
@@ -235,23 +248,22 @@ local function flatten(id, e, by_id, out)
     local members = {}
     for _, mem in ipairs(e.members) do flatten(id, mem, by_id, members) end
     if #members == 0 then return out end   -- every member dropped (--set)
-    out[#out + 1] = { id = id, metric = e.metric, op = e.group,
-                      members = members, source = e.source }
+    out[#out + 1] = model.criterion { id = id, metric = e.metric,
+      op = e.group, members = members, source = e.source }
     return out
   end
   for _, op in ipairs(OP_ORDER) do
     local x = e.ops[op]
     if x then
       local limit = parse_limit(x.value, by_id)
-      local c = { id = id, metric = e.metric, op = op, value = x.value,
-                  expr = x.value, ref = limit.ref, limit = limit,
-                  source = x.source }
+      local c = model.criterion { id = id, metric = e.metric, op = op,
+        value = x.value, ref = limit.ref, limit = limit, source = x.source }
       local w = e.warn and e.warn[op]
       if w then
         local wl = parse_limit(w.value, by_id)
-        c.warn = { id = id, metric = e.metric, op = op, value = w.value,
-                   expr = w.value, ref = wl.ref, limit = wl,
-                   source = w.source, band = "warn" }
+        c.warn = model.criterion { id = id, metric = e.metric, op = op,
+          value = w.value, ref = wl.ref, limit = wl, source = w.source,
+          band = "warn" }
       end
       out[#out + 1] = c
     end
@@ -339,7 +351,8 @@ function M.resolve(tests, by_id, file_crit, sets)
   end
   M.each(list, function(c, parent)
     if not c.members then
-      if parent and c ~= parent.warn and c.metric:find("*", 1, true) then
+      if parent and c ~= parent.warn and c.metric:find("*", 1, true)
+         and not c.metric:match("^cv%(.*%)$") then
         spec.error(c.source, "%s.%s: a member of %s %s names one metric, "
                    .. "not a pattern", c.id, c.metric, parent.metric, parent.op)
       end
@@ -435,13 +448,12 @@ M.fmt_value = fmt_value
 
 -- "bw_gbps >= 0.9 x site.rdma.line_rate_gbps"; a group:
 -- "benefit: any of (throughput_x >= 1.1; cpu_lower_pct >= 20)".
-local GROUP_WORDS = { any_of = "any of", all_of = "all of" }
-M.GROUP_WORDS = GROUP_WORDS
+local function group_words(op) return model.GROUPS[op].text end
 function M.text(c)
   if c.members then
     local parts = {}
     for i, mem in ipairs(c.members) do parts[i] = M.text(mem) end
-    return ("%s: %s (%s)"):format(c.metric, GROUP_WORDS[c.op],
+    return ("%s: %s (%s)"):format(c.metric, group_words(c.op),
                                   table.concat(parts, "; "))
   end
   local l = c.limit
@@ -451,7 +463,7 @@ function M.text(c)
   else
     rhs = fmt_value(l.value)
   end
-  return ("%s %s %s"):format(c.metric, SYMBOL[c.op], rhs)
+  return ("%s %s %s"):format(c.metric, SYM(c.op), rhs)
 end
 
 -- Set c.text on a resolved criterion, its warn band and its members.
@@ -532,15 +544,11 @@ local function compare(op, value, limit)
 end
 
 -- The symbol of an operator that did not hold ("8 < 20" for a min).
-local NOT_SYMBOL = { min = "<", max = ">", eq = "!=", ne = "==", ["in"] = "not in" }
 
 -- A limit's check text: its criterion text, and what a reference resolved
 -- to ("bw_gbps >= 0.9 x site.rdma.line_rate_gbps (= 90)").
 local function limit_text(c, limit)
-  if c.limit.kind == "ref" and limit ~= nil then
-    return ("%s (= %s)"):format(c.text, fmt_value(limit))
-  end
-  return c.text
+  return c.text .. model.resolved(c.limit.kind == "ref" and c.ref, limit)
 end
 
 -- The WARN band of a check that held its FAIL limit: ck.warn = true with
@@ -555,7 +563,7 @@ local function judge_warn(ck, w, v, ctx)
   elseif not compare(w.op, v, wl) then
     ck.warn = true
     ck.warn_why = ("%s = %s, past the warn limit %s %s"):format(ck.metric,
-      fmt_value(v), SYMBOL[w.op], fmt_value(wl))
+      fmt_value(v), SYM(w.op), fmt_value(wl))
   end
 end
 
@@ -563,14 +571,14 @@ end
 -- "cpu_lower_pct = 8 < 20", "ttft_better_pct not measured".
 local function phrase(ck)
   if ck.members then
-    return ("%s (%s: %s)"):format(ck.metric, GROUP_WORDS[ck.op], ck.detail)
+    return ("%s (%s: %s)"):format(ck.metric, group_words(ck.op), ck.detail)
   end
   if ck.unresolved or ck.not_judged then return ck.metric .. ": " .. ck.why end
   if ck.value == nil then return ck.metric .. " not measured" end
   local s = ("%s = %s %s %s"):format(ck.metric, fmt_value(ck.value),
-    ck.ok and SYMBOL[ck.op] or NOT_SYMBOL[ck.op], fmt_value(ck.limit))
+    ck.ok and SYM(ck.op) or NOT_SYM(ck.op), fmt_value(ck.limit))
   if ck.warn then
-    s = s .. (" (warn: %s %s)"):format(NOT_SYMBOL[ck.op], fmt_value(ck.warn_limit))
+    s = s .. (" (warn: %s %s)"):format(NOT_SYM(ck.op), fmt_value(ck.warn_limit))
   end
   return s
 end
@@ -629,13 +637,66 @@ local function judge_group(c, ctx)
   return { ck }
 end
 
+-- A derived metric a criterion may name: "cv(<names>)", the coefficient
+-- of variation in % (population standard deviation / |mean| x 100) of the
+-- numbers of this result that <names> (comma-separated) select: a metric,
+-- a list a spec returned ({ iter_gbps = { 9.8, 10.1, ... } } reads as
+-- iter_gbps.1, iter_gbps.2, ...), or a pattern (lat.*.p99).  Returns the
+-- value, or nil and why.
+local function derived(name, metrics)
+  local args = name:match("^cv%((.*)%)$")
+  if not args then return nil end
+  local xs = {}
+  local function add(v)
+    if type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge then
+      xs[#xs + 1] = v
+    end
+  end
+  for arg in args:gmatch("[^,]+") do
+    arg = arg:match("^%s*(.-)%s*$")
+    if arg:find("*", 1, true) then
+      local names = {}
+      for k in pairs(metrics) do
+        if glob_match(arg, k) then names[#names + 1] = k end
+      end
+      table.sort(names)
+      for _, k in ipairs(names) do add(metrics[k]) end
+    elseif metrics[arg] ~= nil then
+      add(metrics[arg])
+    else
+      for i = 1, math.huge do
+        local v = metrics[arg .. "." .. i]
+        if v == nil then break end
+        add(v)
+      end
+    end
+  end
+  if #xs < 2 then
+    return false, ("%s: %d number%s to compare, 2 or more needed"):format(
+      name, #xs, #xs == 1 and "" or "s")
+  end
+  local sum = 0
+  for _, x in ipairs(xs) do sum = sum + x end
+  local mean = sum / #xs
+  if mean == 0 then return false, name .. ": the mean is 0" end
+  local ss = 0
+  for _, x in ipairs(xs) do ss = ss + (x - mean) ^ 2 end
+  return math.sqrt(ss / #xs) / math.abs(mean) * 100
+end
+M.derived = derived
+
 -- The checks of one criterion (several for a pattern like delta.*.x).
 judge_one = function(c, ctx)
   if c.members then return judge_group(c, ctx) end
   local checks = {}
   local limit, why = eval_limit(c.limit, ctx)
-  local names = {}
-  if c.metric:find("*", 1, true) then
+  local names, values = {}, ctx.metrics
+  local dv, dwhy = derived(c.metric, ctx.metrics)
+  if dv ~= nil then
+    -- a derived metric (cv(...)): one value of its own
+    names[1] = c.metric
+    values = { [c.metric] = dv or nil }
+  elseif c.metric:find("*", 1, true) then
     for name in pairs(ctx.metrics) do
       if glob_match(c.metric, name) then names[#names + 1] = name end
     end
@@ -650,10 +711,9 @@ judge_one = function(c, ctx)
       why = "no metric matches " .. c.metric }
   end
   for _, name in ipairs(names) do
-    local v = ctx.metrics[name]
-    local ck = { metric = name, criterion = c.metric, op = c.op,
-                 expr = c.expr, limit = limit, value = v, text = text,
-                 source = c.source }
+    local v = values[name]
+    local ck = model.check(c, { metric = name, limit = limit, value = v,
+                                text = text })
     if limit == nil and c.limit.site then
       -- an expectation the site file does not give: this check is not
       -- judged (README: what is missing is not a failure), and says why
@@ -663,12 +723,12 @@ judge_one = function(c, ctx)
       ck.ok, ck.why = false, "cannot evaluate: " .. why
       ck.unresolved = true
     elseif v == nil then
-      ck.ok, ck.why = false, name .. " was not measured"
+      ck.ok, ck.why = false, dwhy or (name .. " was not measured")
     else
       ck.ok = compare(c.op, v, limit)
       if not ck.ok then
         ck.why = ("%s = %s, wanted %s %s"):format(name, fmt_value(v),
-                                               SYMBOL[c.op], fmt_value(limit))
+                                               SYM(c.op), fmt_value(limit))
       elseif c.warn then
         judge_warn(ck, c.warn, v, ctx)
       end

@@ -12,6 +12,7 @@
 --                 than planned: the run ended first) and NOT RUN (planned,
 --                 never started).
 local common = require "strata.report.common"
+local model = require "strata.model"
 
 local M = {}
 
@@ -35,20 +36,8 @@ local FAILED = { FAIL = true, ERROR = true }
 local UNMEASURED = { SKIP = true, INCOMPLETE = true, STOPPED = true,
                      ["NOT RUN"] = true }
 
--- "size=4096,qps=1": a cell in its test's parameter order.
--- (Made for every result by the Metrics sheet and JUnit: no list.)
-function M.label(params, cell)
-  if not params or not cell then return "" end
-  local out
-  for _, p in ipairs(params) do
-    local v = cell[p]
-    if v ~= nil then
-      local part = p .. "=" .. fmt(v)
-      out = out and (out .. "," .. part) or part
-    end
-  end
-  return out or ""
-end
+-- "size=4096,qps=1": a cell in its test's parameter order (strata.model).
+M.label = model.label
 
 -- Items of list grouped by item.id (criteria, results), in list order.
 function M.by_test(list)
@@ -124,16 +113,17 @@ end
 local function headline(metric, units, cells, crits)
   if not metric then
     for _, c in ipairs(crits) do
-      if not c.metric:find("*", 1, true) then metric = c.metric break end
+      -- a metric it reports: no pattern, group or derived cv(...)
+      if not c.metric:find("[*(]") and not c.members then
+        metric = c.metric
+        break
+      end
     end
   end
   if not metric then return nil end
-  local op
-  for _, c in ipairs(crits) do
-    if c.metric == metric and (c.op == "min" or c.op == "max") then
-      op = c.op break
-    end
-  end
+  -- the worst cell: the lowest where higher is better (strata.model)
+  local up = model.better(crits, metric)
+  local op = up == true and "min" or up == false and "max" or nil
   local best, n = nil, 0
   for _, r in ipairs(cells) do
     local v = r.metrics and r.metrics[metric]
@@ -269,14 +259,18 @@ function M.test(info, cells, crits, ended)
       label ~= "" and ("[" .. label .. "] ") or "", first_line(s.reason) or "")
   end
   local htext, hvalue, hmetric = headline(info.headline, info.units, cells, crits)
-  return {
-    id = info.id, layer = info.layer, title = info.title, status = status,
-    reason = reason, criteria = resolved_criteria(crits, cells),
+  local record_only = info.record_only or nil
+  if record_only then
+    -- shown as judged, marked: it gates neither the run nor its needers
+    reason = "record only (gates nothing)" .. (reason and (": " .. reason) or "")
+  end
+  return model.rollup(info, {
+    status = status, reason = reason,
+    criteria = resolved_criteria(crits, cells),
     headline = htext, headline_value = hvalue, headline_metric = hmetric,
     cells = #cells, cells_planned = planned, cells_skipped = #skipped,
-    params = info.params or {}, duration_s = duration, source = info.source,
-    needs = info.needs,
-  }
+    duration_s = duration, record_only = record_only,
+  })
 end
 
 -- The needs gate: nil when every need PASSed, else "BLOCKED"|"SKIP", why.
@@ -285,6 +279,7 @@ function M.gate(needs, rolled)
   local blocked, skipped
   for _, n in ipairs(needs or {}) do
     local t = rolled[n]
+    if t and t.record_only then goto next end   -- a record-only need gates nothing
     local s = t and t.status or "NOT RUN"
     local why = t and t.reason and (": " .. t.reason) or ""
     if s == "SKIP" then
@@ -292,6 +287,7 @@ function M.gate(needs, rolled)
     elseif not M.PASSED[s] then
       blocked = blocked or ("needs %s, which is %s%s"):format(n, s, why)
     end
+    ::next::
   end
   if blocked then return "BLOCKED", blocked end
   if skipped then return "SKIP", skipped end
@@ -309,11 +305,8 @@ local function short(s, n)
   return (head:match("^(.*%S)%s") or head) .. "\u{2026}"
 end
 
--- The headline of a run from its tests.  expect: the rungs (layers) the
--- site says it has (site.site.expect), nil = every rung that was planned.
--- Returns verdict, message, lowest_failed, missing (rungs not measured:
--- { layer, tests = { {id, status, reason} } }).
-function M.headline(tests, expect, interrupted)
+-- The headline of tests that all gate (M.headline's, below).
+local function judge_run(tests, expect, interrupted)
   local expected
   if expect then
     expected = {}
@@ -388,6 +381,38 @@ function M.headline(tests, expect, interrupted)
   return verdict, msg, lowest, missing
 end
 
+-- The headline of a run from its tests.  expect: the rungs (layers) the
+-- site says it has (site.site.expect), nil = every rung that was planned.
+-- Returns verdict, message, lowest_failed, missing (rungs not measured:
+-- { layer, tests = { {id, status, reason} } }).  Record-only tests (gate
+-- = false, --no-gate) are left out of it and named after it; a run of
+-- record-only tests alone is RECORDED, its message what it would have been.
+function M.headline(tests, expect, interrupted)
+  local gating, n_rec, by = {}, 0, {}
+  for _, t in ipairs(tests) do
+    if t.record_only then
+      n_rec = n_rec + 1
+      by[t.status] = (by[t.status] or 0) + 1
+    else
+      gating[#gating + 1] = t
+    end
+  end
+  if n_rec == 0 then return judge_run(tests, expect, interrupted) end
+  local parts = {}
+  for _, st in ipairs(M.STATUSES) do
+    if by[st] then parts[#parts + 1] = ("%d %s"):format(by[st], st) end
+  end
+  if #gating == 0 then
+    local wv, wmsg = judge_run(tests, expect, interrupted)
+    return "RECORDED", ("Record only: nothing gated (%s). As judged: %s "
+      .. "\u{2014} %s"):format(table.concat(parts, ", "), wv, wmsg), nil, {}
+  end
+  local v, msg, lowest, missing = judge_run(gating, expect, interrupted)
+  return v, ("%s Record only (gates nothing): %d test%s, as judged %s.")
+    :format(msg, n_rec, n_rec == 1 and "" or "s", table.concat(parts, ", ")),
+    lowest, missing
+end
+
 -- Per-status counts of tests (every status present, 0 if none).
 function M.counts(tests)
   local c = { total = 0 }
@@ -432,8 +457,7 @@ end
 
 -- The run model (docs/internals.md) from journal records.
 function M.build(records)
-  local m = { run = {}, inventory = {}, criteria = {}, results = {},
-              tests = {}, layers = require("strata.spec").LAYERS }
+  local m = model.run_model(require("strata.spec").LAYERS)
   local plan, ended
   for _, r in ipairs(records) do
     if r.type == "run" then
@@ -471,9 +495,7 @@ function M.build(records)
   for _, r in ipairs(m.results) do
     if not known[r.id] then
       known[r.id] = true
-      order[#order + 1] = { id = r.id, layer = r.layer, title = r.title,
-        params = r.params or {}, cells = r.cells, headline = r.headline,
-        units = r.units or {}, source = r.source }
+      order[#order + 1] = model.test_info(r)
     end
   end
   local base_by
@@ -493,6 +515,10 @@ function M.build(records)
     m.tests[#m.tests + 1] = t
   end
   m.counts = M.counts(m.tests)
+  m.warnings = 0   -- tests that WARNed and gate (what --strict reads)
+  for _, t in ipairs(m.tests) do
+    if t.status == "WARN" and not t.record_only then m.warnings = m.warnings + 1 end
+  end
   m.verdict, m.message, m.lowest_failed, m.missing =
     M.headline(m.tests, plan and plan.expect, m.run.interrupted)
   m.spec_roots = spec_roots(m.run.files, plan and plan.spec_root)
@@ -504,11 +530,12 @@ end
 -- 1 otherwise; with strict (--strict), 3 for a run that would be 0 but
 -- has a test WARN.
 function M.exit_code(m, strict)
-  if strict and M.exit_code(m) == 0 and (m.counts or {}).WARN
-     and m.counts.WARN > 0 then
+  if strict and M.exit_code(m) == 0 and (m.warnings or 0) > 0 then
     return 3
   end
   if m.verdict == "PASS" then return 0 end
+  -- record only: nothing gated the exit code
+  if m.verdict == "RECORDED" then return m.run.interrupted and 1 or 0 end
   if m.verdict == "INCOMPLETE" and not m.run.interrupted then return 0 end
   return 1
 end

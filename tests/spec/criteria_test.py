@@ -111,6 +111,14 @@ class Groups(Tmp):
         self.assertEqual([m["metric"] for m in ck["members"]],
                          ["cpu_lower_pct", "latency"])
         self.assertFalse(ck["ok"])
+        # a profile's group replaces the file's whole: only cpu_lower_pct
+        prof = self.write("p.yaml", "G1:\n  benefit:\n    all_of:\n"
+                          "      - cpu_lower_pct: { min: 5 }\n")
+        p, recs = self.run_spec("e", "--thresholds", y, "--profile", prof)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ck = checks_of(recs, "G1")[0]
+        self.assertEqual((ck["op"], ck["held"], ck["source"]),
+                         ("all_of", ["cpu_lower_pct"], prof + ":2"))
         # a group and its members on the Thresholds sheet, with sources
         import openpyxl
         ws = openpyxl.load_workbook(self.path("b.xlsx"))["Thresholds"]
@@ -191,6 +199,11 @@ test {
   criteria = { answer = { eq = 42 } },
   run = function() return { answer = 42 } end,
 }
+test {
+  id = "W4", layer = "verbs", title = "matrix", matrix = { n = { 1, 2 } },
+  criteria = { bw = { min = 5, warn = { min = 15 } } },
+  run = function(t) return { bw = 10 * t.cell.n } end,
+}
 '''
 AMBER = "FFFFD966"
 
@@ -212,10 +225,12 @@ class Warn(Tmp):
         import xml.etree.ElementTree as ET
         p, recs = self.run_warn("w")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("strata: PASS \u2014 2 PASS, 1 WARN, 0 FAIL", p.stderr)
+        self.assertIn("strata: PASS \u2014 2 PASS, 2 WARN, 0 FAIL", p.stderr)
         res = results(recs)
         self.assertEqual([res[t][0]["status"] for t in ("W1", "W2", "W3")],
                          ["WARN", "PASS", "PASS"])
+        # a matrix test: WARN where one cell warned, PASS in the other
+        self.assertEqual([c["status"] for c in res["W4"]], ["WARN", "PASS"])
         ck = res["W1"][0]["checks"][0]
         self.assertTrue(ck["ok"] and ck["warn"])
         self.assertEqual((ck["limit"], ck["warn_limit"]), (30, 20))
@@ -227,8 +242,8 @@ class Warn(Tmp):
         with open(self.path("w.json")) as f:
             doc = json.load(f)
         self.assertEqual(doc["verdict"], "PASS")
-        self.assertEqual((doc["counts"]["WARN"], doc["counts"]["PASS"]), (1, 2))
-        self.assertIn("with 1 warning (W1)", doc["message"])
+        self.assertEqual((doc["counts"]["WARN"], doc["counts"]["PASS"]), (2, 2))
+        self.assertIn("with 2 warnings (W1, W4)", doc["message"])
         # the workbook: amber status on the Summary and the test's sheet,
         # counted, and the warn limit with its source on Thresholds
         wb = openpyxl.load_workbook(self.path("w.xlsx"))
@@ -238,10 +253,18 @@ class Warn(Tmp):
         status = [c for c in ws[w1.row] if c.value == "WARN"][0]
         self.assertEqual(fill_of(status), AMBER)
         count = [c for c in cells if c.value == "WARN" and c.column == 1][0]
-        self.assertEqual(ws.cell(count.row, 2).value, 1)
+        self.assertEqual(ws.cell(count.row, 2).value, 2)
         self.assertEqual(fill_of(count), AMBER)
         self.assertTrue(any(isinstance(c.value, str) and
-                            "with 1 warning (W1)" in c.value for c in cells))
+                            "with 2 warnings (W1, W4)" in c.value for c in cells))
+        # the matrix test's own sheet: its status amber, the cell's too
+        sheet = [wb[n] for n in wb.sheetnames if n.startswith("W4 ")][0]
+        self.assertEqual((sheet["A2"].value, fill_of(sheet["A2"])),
+                         ("WARN", AMBER))
+        warned = [c for row in sheet.iter_rows() for c in row
+                  if c.value == "WARN" and c.row > 2]
+        self.assertTrue(warned and all(fill_of(c) == AMBER for c in warned),
+                        [c.coordinate for c in warned])
         # the Metrics sheet's Check column: WARN on the metric, amber
         ms = wb["Metrics"]
         row = [r for r in ms.iter_rows(min_row=5) if r[0].value == "W1"
@@ -253,7 +276,8 @@ class Warn(Tmp):
         self.assertTrue(warn[5].endswith("w.lua:5"), warn)
         # JUnit: a passing testcase naming the warning in its properties
         root = ET.parse(self.path("w.xml")).getroot()
-        self.assertEqual((root.get("failures"), root.get("errors")), ("0", "0"))
+        self.assertEqual((root.get("failures"), root.get("errors"),
+                          root.get("tests")), ("0", "0", "5"))
         case = [c for c in root.iter("testcase") if c.get("name") == "W1"][0]
         self.assertIsNone(case.find("failure"))
         self.assertIsNone(case.find("skipped"))
@@ -270,7 +294,8 @@ class Warn(Tmp):
         with open(prom) as f:
             text = f.read()
         self.assertIn('strata_run_warnings{host=', text)
-        self.assertRegex(text, r'strata_tests\{host="[^"]*",status="WARN"\} 1\n')
+        self.assertRegex(text, r'strata_tests\{host="[^"]*",status="WARN"\} 2\n')
+        self.assertRegex(text, r'strata_run_warnings\{host="[^"]*"\} 2\n')
         self.assertRegex(text, r'strata_test_pass\{host="[^"]*",layer="host",'
                          r'status="WARN",test="W1"\} 1\n')
         self.assertRegex(text, r'strata_run_verdict\{host="[^"]*",'
@@ -289,7 +314,8 @@ class Warn(Tmp):
         p, _ = self.run_warn("s", "--strict")
         self.assertEqual(p.returncode, 3, p.stderr)
         # nothing past a warn limit: --strict exits 0
-        p, _ = self.run_warn("t", "--strict", "--set", "W1.lat_p99_us.warn.max=none")
+        p, _ = self.run_warn("t", "--strict", "--set", "W1.lat_p99_us.warn.max=none",
+                          "--set", "W4.bw.warn.min=none")
         self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_diff_warn_pass(self):
@@ -303,6 +329,119 @@ class Warn(Tmp):
         d = strata("diff", self.path("b.jsonl"), self.path("a.jsonl"))
         self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
         self.assertIn("W1       host     WARN -> PASS  VERDICT BETTER", d.stdout)
+
+
+class Stability(Tmp):
+    def test_ratio_and_cv(self):
+        spec = self.write("s.lua", '''
+test {
+  id = "S1", layer = "host", title = "stable",
+  run = function()
+    return { iter_gbps = { 10, 10.2, 9.8 }, lat_p50_us = 10, lat_p99_us = 25,
+             once = { 5 } }
+  end,
+}
+''')
+        y = self.write("s.yaml", "S1:\n"
+                       '  "cv(iter_gbps)": { max: 5, warn: { max: 1 } }\n'
+                       '  lat_p99_us: { max: "3 * lat_p50_us" }\n'
+                       '  "cv(lat_p50_us, lat_p99_us)": { max: 50 }\n')
+        p = strata("run", spec, "--thresholds", y, "-o", self.path("s.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        res = results(journal(self.path("s.jsonl")))["S1"][0]
+        cks = {c["metric"]: c for c in res["checks"]}
+        cv = cks["cv(iter_gbps)"]
+        # population sd of 10, 10.2, 9.8 over the mean 10, in %
+        self.assertAlmostEqual(cv["value"], (0.08 / 3) ** 0.5 / 10 * 100)
+        self.assertTrue(cv["ok"] and cv["warn"])
+        self.assertEqual(cv["source"], y + ":2")
+        self.assertEqual(res["status"], "WARN")
+        self.assertIn("cv(iter_gbps) = 1.63299, past the warn limit <= 1",
+                      res["reason"])
+        ratio = cks["lat_p99_us"]
+        self.assertEqual((ratio["limit"], ratio["ok"]), (30, True))
+        self.assertEqual(ratio["text"], "lat_p99_us <= 3 x lat_p50_us (= 30)")
+        # 10 and 25: sd 7.5 over the mean 17.5
+        two = cks["cv(lat_p50_us, lat_p99_us)"]
+        self.assertAlmostEqual(two["value"], 7.5 / 17.5 * 100)
+        self.assertTrue(two["ok"])
+        # the ratio fails past 3 x p50; one number is no spread
+        p = strata("run", spec, "--thresholds", y, "--set",
+                   "S1.lat_p99_us.max=2 * lat_p50_us", "--set",
+                   "S1.cv(once).max=5", "-o", self.path("t.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        res = results(journal(self.path("t.jsonl")))["S1"][0]
+        self.assertIn("lat_p99_us = 25, wanted <= 20", res["reason"])
+        self.assertIn("cv(once): 1 number to compare, 2 or more needed",
+                      res["reason"])
+
+
+RECORD_SPEC = '''
+test {
+  id = "R1", layer = "host", title = "fails", gate = false,
+  criteria = { answer = { eq = 43 } },
+  run = function() return { answer = 42 } end,
+}
+test {
+  id = "R2", layer = "verbs", title = "needs R1", needs = { "R1" },
+  criteria = { answer = { eq = 42 } },
+  run = function() return { answer = 42 } end,
+}
+test {
+  id = "R3", layer = "host", title = "fails too",
+  criteria = { answer = { eq = 41 } },
+  run = function() return { answer = 42 } end,
+}
+'''
+
+
+class RecordOnly(Tmp):
+    def run_rec(self, name, *args):
+        spec = self.write("r.lua", RECORD_SPEC)
+        p = strata("run", spec, "-o", self.path(name + ".xlsx"), "--json",
+                   self.path(name + ".json"), "--junit",
+                   self.path(name + ".xml"), *args)
+        with open(self.path(name + ".json")) as f:
+            doc = json.load(f)
+        return p, {t["id"]: t for t in doc["tests"]}, doc
+
+    def test_gate_false_and_no_gate(self):
+        import xml.etree.ElementTree as ET
+        # R3 gates and fails; R1 (gate = false) fails as judged, R2 runs
+        p, tests, doc = self.run_rec("a")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual((tests["R1"]["status"], tests["R2"]["status"]),
+                         ("FAIL", "PASS"))
+        self.assertTrue(tests["R1"]["record_only"])
+        self.assertTrue(tests["R1"]["reason"].startswith(
+            "record only (gates nothing): answer = 42, wanted == 43"))
+        self.assertEqual(doc["lowest_failed"]["id"], "R3")
+        # the thresholds file takes R3 out of the gate too: exit 0
+        y = self.write("t.yaml", "R3:\n  gate: false\n")
+        p, tests, doc = self.run_rec("b", "--thresholds", y)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "PASS")
+        self.assertIn("Record only (gates nothing): 2 tests, as judged 2 FAIL.",
+                      doc["message"])
+        root = ET.parse(self.path("b.xml")).getroot()
+        self.assertEqual(root.get("failures"), "0")
+        case = [c for c in root.iter("testcase") if c.get("name") == "R3"][0]
+        self.assertIsNone(case.find("failure"))
+        props = {x.get("name"): x.get("value") for x in case.find("properties")}
+        self.assertEqual(props, {"strata.status": "FAIL",
+                                 "strata.record_only": "true"})
+        # --no-gate: every test record only, verdict RECORDED, exit 0
+        p, tests, doc = self.run_rec("c", "--no-gate")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "RECORDED")
+        self.assertIn("As judged: FAIL", doc["message"])
+        self.assertEqual([tests[i]["status"] for i in ("R1", "R2", "R3")],
+                         ["FAIL", "PASS", "FAIL"])
+        # a bad gate value names its line
+        y = self.write("t.yaml", "R3:\n  gate: maybe\n")
+        p = strata("check", self.path("r.lua"), "--thresholds", y)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(y + ":2: R3.gate: expected true or false", p.stderr)
 
 
 if __name__ == "__main__":

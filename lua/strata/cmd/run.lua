@@ -39,6 +39,9 @@ PATH: spec files or folders (default: specs/).
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
                           baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
+  --no-gate               record only: every test measured and judged, its
+                          status shown (marked record only), but none gates
+                          the exit code or the tests that need it
   --strict                a test that WARNed (past a warn limit, within its
                           FAIL limit) makes the exit code 3
   -v, --verbose           tracebacks of errors on stderr
@@ -50,7 +53,8 @@ file errors, 3 with --strict: nothing failed but a test WARNed.]],
 
 -- check's options plus --fleet (docs/fleet.md)
 M.OPTIONS = setmetatable({ ["--fleet"] = "fleet",
-  ["--strict"] = { "strict", flag = true } }, { __index = command.RUN_OPTIONS })
+  ["--strict"] = { "strict", flag = true },
+  ["--no-gate"] = { "no_gate", flag = true } }, { __index = command.RUN_OPTIONS })
 
 -- The inventory is taken in a child process, as a cell is: what it
 -- probes (NVML, sysfs, libcurl's version) then neither hangs the run nor
@@ -96,7 +100,8 @@ function M.main(argv)
     if o.lab then return require("strata.cmd.lab").run(argv, o) end
     if o.fleet then return require("strata.fleet.run").main(o, paths, argv) end
     local s = setup.load { paths = paths, site = o.site, profile = o.profile,
-                           thresholds = o.thresholds, set = o.set }
+                           thresholds = o.thresholds, set = o.set,
+                           no_gate = o.no_gate }
     local order = runner.plan(s.tests, s.by_id, o.only)
     if #order == 0 then
       io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")

@@ -49,10 +49,8 @@ M.cell_key = cell_key
 -- The direction of a headline metric: "min" (more is better) unless its
 -- criterion is a max (latency, errors).
 local function direction(criteria, id, metric)
-  for _, c in ipairs(criteria) do
-    if c.id == id and c.metric == metric and c.op == "max" then return "max" end
-  end
-  return "min"
+  return require("strata.model").better(criteria, metric, nil, id) == false
+    and "max" or "min"
 end
 
 -- What verdict.test needs to know of a test, from one of its records.

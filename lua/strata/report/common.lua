@@ -91,17 +91,10 @@ function M.short_paths(text, roots)
   return M.shortener(roots)(text)
 end
 
--- What a resolved limit resolved to: " (= 360)", " (= 1 ... 4)".
+-- What a resolved limit resolved to: " (= 360)" (strata.model's text).
 local function resolved_suffix(c)
-  if not c.ref then return "" end
-  if c.limit_lo and c.limit_hi and c.limit_lo ~= c.limit_hi then
-    return (" (= %s \u{2026} %s)"):format(M.fmt(c.limit_lo), M.fmt(c.limit_hi))
-  elseif c.limit_lo then
-    return (" (= %s)"):format(M.fmt(c.limit_lo))
-  elseif c.limit_other ~= nil then
-    return (" (= %s)"):format(M.fmt(c.limit_other))
-  end
-  return ""
+  return require("strata.model").resolved(c.ref, c.limit_lo or c.limit_other,
+                                          c.limit_hi)
 end
 
 -- One line for a test's criterion (strata.verdict's resolved criteria):

@@ -8,9 +8,10 @@
 -- -> <error>, SKIP -> <skipped>, BLOCKED, STOPPED, INCOMPLETE and NOT RUN
 -- -> <skipped message="STATUS: ...">; the measured metrics and notes go to <system-out>.  WARN
 -- is a passing testcase (nothing in the Ant/Jenkins schema fails or skips
--- a case with a warning) with <properties> (the testcase-level properties
--- Jenkins' JUnit plugin and GitLab read) naming strata.status = WARN and
--- the warning, which also opens its <system-out>.  Raises on a failed write.
+-- a case with a warning) with <properties> (testcase-level properties: the
+-- extension testmoapp/junitxml documents) naming strata.status = WARN and
+-- the warning, which also opens its <system-out>; a record-only case that
+-- did not pass is a passing case the same way (strata.record_only).  Raises on a failed write.
 local common = require "strata.report.common"
 local verdict = require "strata.verdict"
 
@@ -59,6 +60,9 @@ local function cases_of(t, rs)
       status = r.status, reason = r.reason, time = r.duration_s,
       checks = common.failed_checks(r), metrics = r.metrics,
       notes = r.notes, started = r.started,
+      -- record only (gate = false, --no-gate): shown as judged, failing
+      -- nothing
+      recorded = t.record_only and r.status ~= "PASS" and r.status ~= "SKIP",
     }
   end
   if #out == 0 or t.status == "INCOMPLETE" then
@@ -87,7 +91,13 @@ local function testcase(out, t, c)
     :format(esc(c.name, true), esc(tostring(t.layer) .. "." .. t.id, true),
             seconds(c.time))
   local reason = c.reason or (#c.checks > 0 and c.checks[1]) or nil
-  if c.status == "FAIL" then
+  if c.recorded then
+    out[#out + 1] = "      <properties>"
+    out[#out + 1] = ('        <property name="strata.status" value="%s"/>')
+      :format(esc(c.status, true))
+    out[#out + 1] = '        <property name="strata.record_only" value="true"/>'
+    out[#out + 1] = "      </properties>"
+  elseif c.status == "FAIL" then
     local body = #c.checks > 0 and table.concat(c.checks, "\n") or reason
     out[#out + 1] = ('      <failure message="%s" type="FAIL">%s</failure>')
       :format(esc(reason or "failed", true), esc(body or ""))
@@ -112,7 +122,11 @@ local function testcase(out, t, c)
       esc(tostring(c.status), true))
   end
   local lines = {}
-  if c.status == "WARN" then lines[#lines + 1] = "WARN: " .. tostring(reason) end
+  if c.recorded then
+    lines[#lines + 1] = ("RECORD ONLY: %s: %s"):format(c.status, tostring(reason))
+  elseif c.status == "WARN" then
+    lines[#lines + 1] = "WARN: " .. tostring(reason)
+  end
   if t.title then lines[#lines + 1] = tostring(t.title) end
   for _, k in ipairs(sorted_keys(c.metrics)) do
     local v = c.metrics[k]
@@ -134,7 +148,8 @@ local function tally(cases)
   local n = { tests = #cases, failures = 0, errors = 0, skipped = 0,
               time = 0 }
   for _, c in ipairs(cases) do
-    if c.status == "FAIL" then n.failures = n.failures + 1
+    if c.recorded then   -- a passing case: record only
+    elseif c.status == "FAIL" then n.failures = n.failures + 1
     elseif c.status == "SKIP" or c.status == "BLOCKED" or GAP[c.status] then
       n.skipped = n.skipped + 1
     elseif c.status ~= "PASS" and c.status ~= "WARN" then

@@ -10,6 +10,7 @@
 local xl = require "strata.report"
 local common = require "strata.report.common"
 local verdict = require "strata.verdict"
+local model = require "strata.model"
 local sheets = require "strata.report.xlsheets"
 
 local M = {}
@@ -360,10 +361,7 @@ end
 
 -- --- Thresholds ---------------------------------------------------------
 
-local OP_SYMBOL = { min = "\u{2265}", max = "\u{2264}", eq = "=",
-                    ne = "\u{2260}", ["in"] = "in" }
 
-local GROUP_OP = { any_of = "any of", all_of = "all of" }
 
 -- One value for what a limit resolved to: a number, "lo ... hi", a literal.
 local function resolved_value(c)
@@ -383,17 +381,17 @@ local function threshold_rows(crits, prefix, out)
   for _, c in ipairs(crits or {}) do
     local name = prefix .. tostring(c.metric)
     if c.members then
-      out[#out + 1] = { id = c.id, metric = name, op = GROUP_OP[c.op],
+      out[#out + 1] = { id = c.id, metric = name, op = model.GROUPS[c.op].text,
         expr = ("%s of the %d below"):format(c.op == "any_of" and "one"
           or "each", #c.members), source = c.source }
       threshold_rows(c.members, name .. ": ", out)
     else
       local key = tostring(c.id) .. "\0" .. name .. "\0" .. tostring(c.op)
       out[#out + 1] = { id = c.id, metric = name, key = key, crit = c,
-        op = OP_SYMBOL[c.op] or c.op, expr = c.expr, source = c.source }
+        op = model.symbol(c.op, "sheet"), expr = c.expr, source = c.source }
       if c.warn then
         out[#out + 1] = { id = c.id, metric = name, key = key .. "\0warn",
-          crit = c.warn, op = "warn " .. (OP_SYMBOL[c.op] or c.op),
+          crit = c.warn, op = "warn " .. model.symbol(c.op, "sheet"),
           expr = c.warn.expr, source = c.warn.source }
       end
     end

@@ -4,6 +4,7 @@
 local xl = require "strata.report"
 local common = require "strata.report.common"
 local verdict = require "strata.verdict"
+local model = require "strata.model"
 local units = require "strata.units"
 
 local M = {}
@@ -322,52 +323,11 @@ local function result_metrics(res, headline)
   return names
 end
 
--- The metrics a result's failed checks name: { [metric] = true }, to be
--- read only (NONE, shared, where none failed: called for every result by
--- the Cells, Metrics, pivot and Counters sheets).
+-- The metrics a result's failed (WARNed) checks name (strata.model).
 local NONE = {}
 
--- fn(leaf, top) for each check of a metric: a check, or each member of a
--- group's check (top: the check the verdict reads: the group's).
-local function leaves(c, top, fn)
-  if c.members then
-    for _, m in ipairs(c.members) do leaves(m, top, fn) end
-  else
-    fn(c, top)
-  end
-end
-M.leaves = leaves
-
-local function failed_metrics(r)
-  local bad
-  for _, c in ipairs(r.checks or NONE) do
-    if not c.ok then
-      leaves(c, c, function(l)
-        if not l.ok and l.metric then
-          bad = bad or {}
-          bad[l.metric] = true
-        end
-      end)
-    end
-  end
-  return bad or NONE
-end
-
--- The metrics a result's WARNed checks name (the same way).
-local function warned_metrics(r)
-  local warned
-  for _, c in ipairs(r.checks or NONE) do
-    if c.ok and c.warn then
-      leaves(c, c, function(l)
-        if l.warn and l.metric then
-          warned = warned or {}
-          warned[l.metric] = true
-        end
-      end)
-    end
-  end
-  return warned or NONE
-end
+local leaves, failed_metrics, warned_metrics =
+  model.leaves, model.failed_metrics, model.warned_metrics
 
 local function unit_of(rs, metric)
   for _, r in ipairs(rs) do
@@ -776,7 +736,10 @@ function M.write_metrics(ctx, model)
   local S = M.new(ctx, "Metrics")
   S:put(0, 0, "Metrics", F.h1, true)
   S:put(1, 0, "Every value each cell measured (counter deltas are on "
-        .. "Counters). Check: FAIL where a check on that metric failed, WARN where one held past its warn limit, PASS where one passed, blank where the value is only recorded.", F.subtitle, true)
+        .. "Counters). Check: FAIL where a check on that metric failed, "
+        .. (((model.counts or {}).WARN or 0) > 0
+            and "WARN where one held past its warn limit, " or "")
+        .. "PASS where one passed, blank where the value is only recorded.", F.subtitle, true)
   local hr = 3
   local cols = { "Test", "Layer", "Cell", "Metric", "Value", "Unit",
                  "Check" }
