@@ -3,7 +3,7 @@
 -- { summary = "...", usage = "...", main = function(args) -> exit code }.
 local M = {}
 
-local COMMANDS = { "run", "list", "check", "report", "diff", "serve", "k8s",
+local COMMANDS = { "run", "list", "check", "report", "diff", "serve", "site", "k8s",
                    "lab", "lua", "health" }
 
 local function usage_text()

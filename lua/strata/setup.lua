@@ -7,6 +7,7 @@ local spec = require "strata.spec"
 local thresholds = require "strata.thresholds"
 
 local M = {}
+local hardware_packs
 
 -- path relative to the current folder when it lies below it: criteria
 -- quote their source, and "specs/thresholds.yaml:12" reads better.
@@ -78,6 +79,51 @@ local function check_limits(site, lines, file)
       spec.error(at(l, k), "limits.%s must be a number >= 0 (0: no limit), "
                  .. "got %s", k, tostring(v))
     end
+  end
+end
+
+-- The TODOs `strata site init` left in the site file (docs/site.md):
+-- `strata check` (opts.todo_error) names every one and fails; a run
+-- leaves them out, says so, and goes on (s.todos).
+local function todos(s, lines, opts)
+  if type(s.site) ~= "table" then return end
+  s.todos = require("strata.site.render").strip_todos(s.site, lines)
+  if #s.todos == 0 then return end
+  local names = {}
+  for _, t in ipairs(s.todos) do
+    names[#names + 1] = ("%s (line %s)"):format(t.path, t.line or "?")
+  end
+  local where = opts.site .. ":" .. (s.todos[1].line or 1)
+  if opts.todo_error then
+    spec.error(where, "%d TODO%s to fill (written by strata site init): %s",
+               #s.todos, #s.todos == 1 and "" or "s", table.concat(names, ", "))
+  end
+  io.stderr:write(("strata: warning: %s: %d TODO%s left out of this run "
+    .. "(fill them: strata check --site %s): %s\n"):format(where, #s.todos,
+    #s.todos == 1 and "" or "s", opts.site, table.concat(names, ", ")))
+end
+
+-- Overlay thresholds b on a: b's criteria replace a's, metric by metric.
+local function overlay(a, b)
+  for id, metrics in pairs(b) do
+    a[id] = a[id] or {}
+    for metric, ops in pairs(metrics) do a[id][metric] = ops end
+  end
+end
+
+-- The hardware packs of specs/packs (beside the thresholds file, else the
+-- shipped ones) that hold for this site: s.packs = { {name, file, why} }.
+hardware_packs = function(s, file_crit, tfile, opts)
+  local packs = require "strata.site.packs"
+  local dir = tfile and ((tfile:match("^(.*)/[^/]*$") or ".") .. "/packs")
+  if not dir or core.stat(dir) ~= "dir" then dir = STRATA_HOME .. "/specs/packs" end
+  s.packs = {}
+  if core.stat(dir .. "/index.yaml") ~= "file" then return end
+  local crits
+  s.packs, crits = packs.choose(dir, s.site, opts.site)
+  for i, p in ipairs(s.packs) do
+    overlay(file_crit, crits[i])
+    s.files[#s.files + 1] = { path = p.file, role = "hardware pack" }
   end
 end
 
@@ -170,6 +216,7 @@ function M.load(opts)
     s.site, lines = spec.protect(yaml.load_file, opts.site)
     s.files[#s.files + 1] = { path = opts.site, role = "site" }
     check_limits(s.site, lines, opts.site)
+    todos(s, lines, opts)
     check_storage(s.site, lines, opts.site)
     warn_retired(s.site, opts.site)
   end
@@ -188,6 +235,9 @@ function M.load(opts)
     if opts.warn_unknown then warn_unloaded(tfile, by_id) end
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
   end
+  -- hardware packs (docs/site.md): chosen by what the site file or the
+  -- node shows, overlaid on the thresholds file, under a profile
+  hardware_packs(s, file_crit, tfile, opts)
   -- a profile (--profile, e.g. the lab's) replaces the criteria of the
   -- metrics it names and keeps the rest
   if opts.profile then
@@ -197,10 +247,7 @@ function M.load(opts)
     local prof, pgates = thresholds.load(opts.profile)
     if opts.warn_unknown then warn_unloaded(opts.profile, by_id) end
     for id, g in pairs(pgates) do gates[id] = g end
-    for id, metrics in pairs(prof) do
-      file_crit[id] = file_crit[id] or {}
-      for metric, ops in pairs(metrics) do file_crit[id][metric] = ops end
-    end
+    overlay(file_crit, prof)
     s.files[#s.files + 1] = { path = opts.profile, role = "thresholds profile" }
   end
   s.thresholds_file = tfile

@@ -410,20 +410,28 @@ function M.validate(c, declared)
   end
 end
 
--- With the site file in hand (`check --site`, and every run): a site
--- reference whose section exists but lacks the key, or whose value is no
--- number where a number is needed, raises (exit 2).  A reference into a
--- section the site does not have at all returns a warning instead (the
--- tests that use that section SKIP on such a site).
-function M.check_site_ref(c, site)
+-- With the site file in hand (`check --site`): a site reference whose
+-- value is no number where a number is needed raises (exit 2), and so
+-- does a key missing from a section the site has when example (the table
+-- of specs/site.example.yaml) does not know it either: a typo.  A known
+-- key the site does not set returns a warning (its check is not judged),
+-- as does one into a section the site lacks (its tests SKIP).
+function M.check_site_ref(c, site, example)
   local l = c.limit
   if l.kind ~= "ref" or not l.site then return end
   local parent, last = l.site:match("^(.*)%.([^.]+)$")
   local v = M.site_get(site, l.site)
   if v == nil then
     if parent and type(M.site_get(site, parent)) == "table" then
+      -- a key specs/site.example.yaml documents is an expectation this
+      -- site does not give: not judged, a warning; any other is a typo
+      if example and M.site_get(example, l.site) ~= nil then
+        return ("%s: %s.%s is not judged: site.%s has no key '%s'"):format(
+          c.source, c.id, c.metric, parent, last)
+      end
       spec.error(c.source, "%s.%s.%s: site.%s is not in the site file (site.%s "
-                 .. "has no key '%s')", c.id, c.metric, c.op, l.site, parent, last)
+                 .. "has no key '%s', nor does specs/site.example.yaml)", c.id,
+                 c.metric, c.op, l.site, parent, last)
     end
     return ("%s: %s needs site.%s, absent from the site file"):format(
       c.source, c.id, l.site)
@@ -565,7 +573,7 @@ local function phrase(ck)
   if ck.members then
     return ("%s (%s: %s)"):format(ck.metric, group_words(ck.op), ck.detail)
   end
-  if ck.unresolved then return ck.metric .. ": " .. ck.why end
+  if ck.unresolved or ck.not_judged then return ck.metric .. ": " .. ck.why end
   if ck.value == nil then return ck.metric .. " not measured" end
   local s = ("%s = %s %s %s"):format(ck.metric, fmt_value(ck.value),
     ck.ok and SYM(ck.op) or NOT_SYM(ck.op), fmt_value(ck.limit))
@@ -583,12 +591,15 @@ local judge_one
 -- not be evaluated makes the group unresolved only when it could decide.
 local function judge_group(c, ctx)
   local members, held = {}, {}
-  local n_ok, n_clean, unresolved = 0, 0, nil
+  local n_ok, n_clean, unresolved, judged = 0, 0, nil, 0
   for _, mem in ipairs(c.members) do
     local ck = judge_one(mem, ctx)[1]
     members[#members + 1] = ck
     if ck.unresolved then unresolved = unresolved or ck end
-    if ck.ok then
+    -- a member not judged (an unset site expectation) neither holds nor
+    -- fails: the group is decided by the others
+    if not ck.not_judged then judged = judged + 1 end
+    if ck.ok and not ck.not_judged then
       n_ok = n_ok + 1
       held[#held + 1] = ck.metric
       if not ck.warn then n_clean = n_clean + 1 end
@@ -600,12 +611,17 @@ local function judge_group(c, ctx)
                members = members, held = held, source = c.source,
                detail = table.concat(parts, "; ") }
   ck.text = ck.metric .. ": " .. ck.detail
+  if judged == 0 and not unresolved then
+    ck.ok, ck.not_judged = true, true
+    ck.why = ("not judged: %s"):format(ck.detail)
+    return { ck }
+  end
   if c.op == "any_of" then
     ck.ok = n_ok > 0
     ck.warn = ck.ok and n_clean == 0 or nil
     if not ck.ok and unresolved then ck.unresolved = true end
   else
-    ck.ok = n_ok == #members
+    ck.ok = n_ok == judged
     ck.warn = ck.ok and n_clean < #members or nil
     if unresolved then ck.ok, ck.unresolved = false, true end
   end
@@ -698,7 +714,12 @@ judge_one = function(c, ctx)
     local v = values[name]
     local ck = model.check(c, { metric = name, limit = limit, value = v,
                                 text = text })
-    if limit == nil then
+    if limit == nil and c.limit.site then
+      -- an expectation the site file does not give: this check is not
+      -- judged (README: what is missing is not a failure), and says why
+      ck.ok, ck.not_judged = true, true
+      ck.why = "not judged: " .. why
+    elseif limit == nil then
       ck.ok, ck.why = false, "cannot evaluate: " .. why
       ck.unresolved = true
     elseif v == nil then
@@ -720,6 +741,9 @@ end
 -- Judge one result's metrics against the test's criteria.
 -- Returns a list of checks {metric, op, limit, value, ok, text, source};
 -- a group's check holds its members' checks (members, held).
+-- A check whose limit is a site.<key> the site file does not set is
+-- { ok = true, not_judged = true, why = "not judged: ..." }: it neither
+-- passes nor fails the cell, and the cell's reason names it.
 function M.judge(criteria_list, ctx)
   local checks = {}
   for _, c in ipairs(criteria_list) do

@@ -88,8 +88,10 @@ function M.cell(rec)
     return "ERROR", "counters could not be read: " .. o.counter_errors[1]
   end
   local failed, warned   -- made only for a failed (warned) check
+  local unjudged -- the first check a missing site expectation left out
   for _, c in ipairs(rec.checks or {}) do
     if c.unresolved then return "ERROR", c.why end
+    if c.not_judged then unjudged = unjudged or (c.metric .. " " .. c.why) end
     if not c.ok then
       failed = failed or {}
       failed[#failed + 1] = c.why
@@ -101,7 +103,7 @@ function M.cell(rec)
   if o.fail then return "FAIL", o.fail end
   if failed and #failed > 0 then return "FAIL", table.concat(failed, "; ") end
   if warned then return "WARN", table.concat(warned, "; ") end
-  return "PASS", nil
+  return "PASS", unjudged
 end
 
 -- --- one test -----------------------------------------------------------

@@ -316,14 +316,73 @@ test {
         p = self.run_q()
         self.assertEqual(p.returncode, 0, p.stderr)
 
-    def test_site_relative_unresolved_is_error(self):
+    def test_site_relative_unset_is_not_judged(self):
+        # issue 27 item 5: an expectation the user has not given is not a
+        # failure; the check is "not judged" and the reason says why
         with open(self.path("q.lua"), "w") as f:
             f.write(self.SPEC)
-        p = self.run_q("--set", "Q1.rate.min=0.9 * site.nic.rate")
+        p = self.run_q("--set", "Q1.rate.min=0.9 * site.nic.rate",
+                       "--set", "Q1.rate.max=100")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["status"], "PASS")
+        self.assertIn("rate not judged: site.nic.rate is not set",
+                      r["reason"])
+        by_op = {c["op"]: c for c in r["checks"]}
+        self.assertTrue(by_op["min"]["not_judged"])
+        self.assertTrue(by_op["max"]["ok"])
+        self.assertNotIn("not_judged", by_op["max"])
+        # the workbook's sheets shows the check as not judged
+        import openpyxl
+        wb = openpyxl.load_workbook(self.path("q.xlsx"))
+        texts = [str(c.value) for ws in wb for row in ws.iter_rows()
+                 for c in row if c.value is not None]
+        self.assertTrue(any("not judged: site.nic.rate" in t for t in texts))
+        # the judged criteria still fail the cell
+        p = self.run_q("--set", "Q1.rate.min=0.9 * site.nic.rate",
+                       "--set", "Q1.rate.max=10")
         self.assertEqual(p.returncode, 1, p.stderr)
         r = results(journal(self.path("q.jsonl")))["Q1"][0]
-        self.assertEqual(r["status"], "ERROR")
-        self.assertIn("site.nic.rate is not set", r["reason"])
+        self.assertEqual(r["status"], "FAIL")
+        self.assertIn("rate = 50, wanted <= 10", r["reason"])
+
+    def test_group_member_not_judged(self):
+        # a group is decided by its judged members; with none judged it is
+        # not judged itself (never a FAIL for an expectation not given)
+        with open(self.path("q.lua"), "w") as f:
+            f.write(self.SPEC)
+        with open(self.path("thresholds.yaml"), "w") as f:
+            f.write("Q1:\n  g:\n    any_of:\n"
+                    "      - rate: { min: site.nic.rate }\n"
+                    "      - rate: { max: 10 }\n")
+        p = self.run_q()
+        self.assertEqual(p.returncode, 1, p.stderr)   # the judged one failed
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["status"], "FAIL")
+        with open(self.path("thresholds.yaml"), "w") as f:
+            f.write("Q1:\n  g:\n    all_of:\n"
+                    "      - rate: { min: site.nic.rate }\n"
+                    "      - rate: { max: 100 }\n")
+        p = self.run_q()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("thresholds.yaml"), "w") as f:
+            f.write("Q1:\n  g:\n    any_of:\n"
+                    "      - rate: { min: site.nic.rate }\n"
+                    "      - rate: { max: site.nic.max }\n")
+        p = self.run_q()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["status"], "PASS")
+        self.assertIn("not judged", r["reason"])
+
+    def test_other_unresolved_is_error(self):
+        # a limit naming a metric the test did not report is still ERROR
+        with open(self.path("q.lua"), "w") as f:
+            f.write(self.SPEC + "-- other: named, never reported\n")
+        p = self.run_q("--set", "Q1.rate.min=0.5 * other")
+        r = results(journal(self.path("q.jsonl")))["Q1"][0]
+        self.assertEqual(r["status"], "ERROR", p.stderr)
+        self.assertIn("this test did not report other", r["reason"])
 
 
 class BadInput(Tmp):

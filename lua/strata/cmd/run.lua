@@ -150,7 +150,8 @@ function M.main(argv)
               host = host, started = core.utc(), files = s.files,
               stamp = type(s.site.site) == "table" and s.site.site.stamp or nil,
               output = xlsx, journal = jpath, cwd = core.realpath("."),
-              severity = sev.load_record(o.site, s.site, s.thresholds_file) }
+              severity = sev.load_record(o.site, s.site, s.thresholds_file),
+              packs = s.packs }
     j:write { type = "inventory", data = inventory() }
     j:write { type = "thresholds", criteria = thresholds.records(s.criteria) }
     local expect = type(s.site.site) == "table" and s.site.site.expect or nil
@@ -174,6 +175,9 @@ function M.main(argv)
 
     core.trap_signals()
     io.stderr:write(("strata: %d tests, journal %s\n"):format(#order, jpath))
+    for _, p in ipairs(s.packs or {}) do
+      io.stderr:write(("strata: hardware pack %s: %s\n"):format(p.name, p.why))
+    end
     -- the results the loop kept are dropped here (select): the outputs
     -- are made from the journal, and 10 000 records still referenced make
     -- every collection after the loop walk them

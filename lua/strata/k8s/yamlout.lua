@@ -68,6 +68,7 @@ local function scalar(v)
   end
   error("yamlout: cannot write a " .. tv, 2)
 end
+M.scalar = scalar
 
 local emit
 

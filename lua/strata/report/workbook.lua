@@ -325,6 +325,21 @@ local function write_severity(S, F, model, r)
   return r + 1
 end
 
+-- The hardware packs the run chose and why (docs/site.md); nil for a
+-- journal from before packs.
+local function packs_text(packs)
+  if packs == nil then return nil end
+  if #packs == 0 then
+    return "none: no pack in specs/packs/index.yaml holds for the hardware "
+      .. "found (or site.packs is [])"
+  end
+  local parts = {}
+  for _, p in ipairs(packs) do
+    parts[#parts + 1] = ("%s (%s)"):format(p.name, p.why)
+  end
+  return table.concat(parts, "; ")
+end
+
 local function write_run(ctx, model)
   local F, run = ctx.F, model.run or {}
   local S = sheets.new(ctx, "Run")
@@ -341,6 +356,7 @@ local function write_run(ctx, model)
     { "Verdict", model.verdict },
     { "Workbook", run.output },
     { "libxlsxwriter", xl.version() },
+    { "Hardware packs", packs_text(run.packs) },
   }
   local r = 2
   for _, kv in ipairs(rows) do

@@ -475,7 +475,8 @@ function write_single(S, r, res, metrics, base)
     leaves(top, top, function(c)
       if c.metric then
         local prev = checks[c.metric]
-        local text = c.ok and ((c.warn and "WARN: " .. tostring(c.warn_why)
+        local text = c.not_judged and c.why
+          or c.ok and ((c.warn and "WARN: " .. tostring(c.warn_why)
           or "ok: " .. tostring(c.text or ""))) or (c.why or c.text or "failed")
         if top ~= c then text = top.metric .. " (" .. top.op .. "): " .. text end
         checks[c.metric] = prev and (prev .. "; " .. text) or text

@@ -1,0 +1,294 @@
+-- strata.site.discover: what `strata site init` reads from the node it
+-- runs on (or from a tree recorded by tests/host/record_host.sh), as the
+-- site file's keys.  Each fact is { path = "gpu.count", value = 8,
+-- from = "where it was read" }; what the node cannot tell is
+-- { path = "s3.endpoint", todo = "what to write there" }.  The readers are
+-- the ones H1, H2, G1, R1 and S1 use (sys.inventory, sys.locality, NVML,
+-- storage.layout): one view of the node, not a second parser.
+local sys = require "strata.sys"
+
+local M = {}
+
+-- "400 Gb/sec (4X NDR)" (ib_sysfs rate) -> 400
+local function rate_gbps(rate)
+  local n = rate and tonumber(rate:match("^%s*([%d%.]+)%s*Gb/sec"))
+  if n and n == math.floor(n) then n = math.tointeger(n) end
+  return n
+end
+M.rate_gbps = rate_gbps
+
+local function add(out, path, value, from)
+  out[#out + 1] = { path = path, value = value, from = from }
+end
+
+local function todo(out, path, text)
+  out[#out + 1] = { path = path, todo = text }
+end
+
+-- The NVIDIA GPUs: NVML's inventory when given (live or recorded), else
+-- the PCI functions of class 0x03 with NVIDIA's vendor id.
+local function gpus(out, inv, nvml, nvml_from, pre)
+  if nvml and (nvml.count or 0) > 0 then
+    local names, order = {}, {}
+    for _, g in ipairs(nvml.gpus or {}) do
+      if not names[g.name] then order[#order + 1] = g.name end
+      names[g.name] = (names[g.name] or 0) + 1
+    end
+    local parts = {}
+    for _, n in ipairs(order) do parts[#parts + 1] = names[n] .. " x " .. n end
+    local what = ("%s (driver %s): %s"):format(nvml_from,
+      tostring(nvml.driver or "?"), table.concat(parts, ", "))
+    add(out, "gpu.count", nvml.count, what)
+    if #order == 1 then add(out, "gpu.model", order[1], what) end
+    return nvml.count
+  end
+  local n, where = 0, nil
+  for _, d in ipairs(inv.pci or {}) do
+    if d.kind == "gpu" and d.vendor_id == "10de" then
+      n, where = n + 1, where or d.address
+    end
+  end
+  if n > 0 then
+    add(out, "gpu.count", n, (pre .. "/sys/bus/pci/devices/*/class 0x03xxxx, "
+      .. "vendor 0x10de (%s...): no NVML here, so no model"):format(where))
+  end
+  return n
+end
+
+-- A live port's data rate as R1 and R2 read it (ibv_query_port: speed x
+-- width after line encoding; sysfs's rate is the signalling rate, 2.5 for
+-- rxe's 1X SDR where R1 reports 2): nil on a recorded tree or without
+-- libibverbs.
+local function verbs_rate(dev, port, live)
+  if not live then return nil end
+  local ok, inv = pcall(function() return require("strata.verbs").inventory() end)
+  if not ok then return nil end
+  for _, d in ipairs(inv) do
+    local p = d.name == dev and d.ports and d.ports[port]
+    if p and p.rate_gbps and p.rate_gbps > 0 then
+      local r = p.rate_gbps
+      if r == math.floor(r) then r = math.tointeger(r) end
+      return r, ("ibv_query_port(%s, %d): %s (R1's reading)"):format(dev,
+        port, tostring(p.rate or (r .. " Gb/s")))
+    end
+  end
+end
+
+-- The RDMA ports: the first ACTIVE one is the tests' device, every ACTIVE
+-- one is expected ACTIVE (R1), its rate is the line rate (R2).
+local function rdma(out, inv, pre, live)
+  local active = {}
+  for _, d in ipairs(inv.rdma or {}) do
+    for _, p in ipairs(d.ports or {}) do
+      if tostring(p.state or ""):match("ACTIVE") then
+        active[#active + 1] = { dev = d, port = p }
+      end
+    end
+  end
+  if #active == 0 then return false end
+  local first = active[1]
+  local dir = (pre .. "/sys/class/infiniband/%s/ports/%d"):format(first.dev.name,
+                                                           first.port.port)
+  add(out, "rdma.device", first.dev.name, dir .. "/state: "
+      .. tostring(first.port.state) .. " (the first ACTIVE port)")
+  add(out, "rdma.port", first.port.port, dir)
+  add(out, "rdma.gid_index", "auto", "strata picks the RoCEv2 GID of "
+      .. "the port's address at run time (docs/verbs.md)")
+  local list = {}
+  for _, a in ipairs(active) do
+    list[#list + 1] = { device = a.dev.name, port = a.port.port }
+  end
+  add(out, "rdma.devices", list,
+      pre .. "/sys/class/infiniband/*/ports/*/state: every ACTIVE port")
+  local r, from = verbs_rate(first.dev.name, first.port.port, live)
+  if not r then
+    r, from = rate_gbps(first.port.rate), dir .. "/rate: "
+      .. tostring(first.port.rate)
+  end
+  if r then add(out, "rdma.line_rate_gbps", r, from) end
+  todo(out, "rdma.max_lat_us", "median WRITE latency target in us (R3): "
+       .. "your fabric's figure")
+  todo(out, "rdma.max_tail_ratio", "p99 / median WRITE latency allowed "
+       .. "(R3, R5), e.g. 3")
+  todo(out, "rdma.peer", "the far end: a key of site.peers where "
+       .. "`strata serve` runs (delete this line for loopback)")
+  return true
+end
+
+-- The S2-S4 file per array: S2's default (1G, lib/storage.lua) unless
+-- the smallest array has less than 8 times that free, then an eighth of
+-- its free space (df) in MiB: a small array (the lab's 320 MiB) must not
+-- fail the run with ENOSPC for want of this key.
+local function job_size(out, list)
+  local free, where
+  for _, e in ipairs(list) do
+    -- POSIX df -P -k (busybox's too): "fs 1024-blocks used avail cap mnt"
+    local ok, r = pcall(sys.run, { cmd = { "df", "-P", "-k", e.path },
+                                   timeout = 10 })
+    local kib = ok and r.code == 0
+      and r.stdout:match("\n%S+%s+%d+%s+%d+%s+(%d+)")
+    local n = kib and tonumber(kib) * 1024
+    if n and (not free or n < free) then free, where = n, e.path end
+  end
+  if not free or free >= 8 * 2^30 then return end
+  local mib = math.max(1, math.floor(free / 8 / 2^20))
+  add(out, "storage.size", ("%dM"):format(mib), ("df %s: %d MiB free; an "
+      .. "eighth of it (S2's default 1G would not fit)"):format(where,
+      math.floor(free / 2^20)))
+end
+
+-- Scratch arrays: the md arrays S1 finds by itself, each on the NUMA node
+-- of its members when they share one.
+local function scratch(out, root)
+  local ok, lay = pcall(function()
+    return require("strata.lib.storage").layout { root = root }
+  end)
+  if not ok or #lay.arrays == 0 then return end
+  local list = {}
+  for _, a in ipairs(lay.arrays) do
+    local node
+    for n in pairs(a.nodes) do node = node == nil and n or false end
+    local e = { path = a.mountpoint }
+    if node and node >= 0 then e.numa_node = node end
+    list[#list + 1] = e
+  end
+  add(out, "storage.scratch", list, (root or "") .. "/proc/self/mountinfo: the md arrays'"
+      .. " mounts; NUMA node of their members (/sys/block/*/device)")
+  if not root then job_size(out, list) end
+  todo(out, "storage.seq_read_mibps", "S2: expected sequential read MiB/s "
+       .. "per array (0.9 x this passes)")
+  todo(out, "storage.seq_write_mibps", "S3: expected sequential write "
+       .. "MiB/s per array")
+  todo(out, "storage.randread_iops", "S4: expected 4 KiB random read IOPS "
+       .. "per array")
+end
+
+-- Every fact and TODO of the node.  opts: root (a recorded tree, nil =
+-- this host), nvml (cuda.nvml()'s table, nil = none), nvml_from (what to
+-- call it: "NVML" or the recorded file).
+function M.node(opts)
+  local root = opts.root
+  local inv = sys.inventory { root = root }
+  local out = {}
+  local pre = root or ""
+  if inv.hostname then
+    add(out, "site.name", inv.hostname, root and
+        (pre .. "/proc/sys/kernel/hostname") or "gethostname(2)")
+  end
+  local cpu = inv.cpu or {}
+  if cpu.online_count then
+    add(out, "host.cpus", cpu.online_count,
+        pre .. "/sys/devices/system/cpu/online: " .. tostring(cpu.online))
+  end
+  if inv.numa and #inv.numa > 0 then
+    add(out, "host.numa_nodes", #inv.numa,
+        pre .. "/sys/devices/system/node/node*: " .. #inv.numa
+        .. (#inv.numa == 1 and " node" or " nodes"))
+  end
+  local ngpu = gpus(out, inv, opts.nvml, opts.nvml_from or "NVML", pre)
+  if ngpu > 1 then
+    todo(out, "gpu.topology", "the expected `nvidia-smi topo -m` block: "
+         .. "G3 prints the measured one, or use gpu.topology_file")
+  end
+  if ngpu > 0 then
+    todo(out, "nccl.busbw_gbs", "R9: expected all-reduce bus bandwidth "
+         .. "(GB/s) at the largest size")
+  end
+  rdma(out, inv, pre, not root)
+  scratch(out, root)
+  todo(out, "s3.endpoint", "the S3/AIStor endpoint, http(s)://host[:port]"
+       .. " (or delete the s3 section: the S3 tests SKIP)")
+  todo(out, "s3.bucket", "a bucket strata may write to")
+  todo(out, "s3.credentials_file", "an AWS-format credentials file (or "
+       .. "access_key_env / secret_key_env: variable names, never keys)")
+  return out, inv
+end
+
+-- --- the golden configuration (site init --golden, H4) -----------------
+
+-- The settings every node of a fleet should share, read from this node:
+-- { path = "golden.<key>", value, from }.  nvml: cuda.nvml()'s table or
+-- nil.  Lists (nics, rdma) are compared item by item, by name.
+function M.golden(opts)
+  local inv = opts.inventory or sys.inventory { root = opts.root }
+  local out = {}
+  local k = inv.kernel or {}
+  if k.release then
+    add(out, "golden.kernel", k.release, opts.root
+        and (opts.root .. "/proc/sys/kernel/osrelease") or "uname(2) release")
+  end
+  local os_ = inv.os or {}
+  if os_.pretty_name then
+    add(out, "golden.os", os_.pretty_name,
+        (opts.root or "") .. "/etc/os-release PRETTY_NAME")
+  end
+  local nv = opts.nvml
+  if nv and (nv.count or 0) > 0 then
+    add(out, "golden.nvidia_driver", nv.driver, "NVML system driver version")
+    if nv.cuda_driver then
+      add(out, "golden.cuda_driver", nv.cuda_driver,
+          "NVML nvmlSystemGetCudaDriverVersion_v2")
+    end
+    local g = nv.gpus[1] or {}
+    if g.ecc_enabled ~= nil then
+      add(out, "golden.gpu_ecc", g.ecc_enabled, "NVML ECC mode, GPU 0")
+    end
+    if g.sm_clock_max then
+      add(out, "golden.gpu_sm_clock_max_mhz", g.sm_clock_max,
+          "NVML max SM clock, GPU 0")
+    end
+  end
+  local nics = {}
+  for _, n in ipairs(inv.nics or {}) do
+    if not n.virtual and n.operstate == "up" then
+      nics[#nics + 1] = { name = n.name, mtu = n.mtu, driver = n.driver,
+                          firmware = n.firmware }
+    end
+  end
+  if #nics > 0 then
+    add(out, "golden.nics", nics, (opts.root or "") .. "/sys/class/net/*/mtu and the ethtool "
+        .. "driver info of every physical NIC that is up")
+  end
+  local rd = {}
+  for _, d in ipairs(inv.rdma or {}) do
+    rd[#rd + 1] = { name = d.name, firmware = d.firmware }
+  end
+  if #rd > 0 then
+    add(out, "golden.rdma", rd, (opts.root or "") .. "/sys/class/infiniband/*/fw_ver")
+  end
+  return out
+end
+
+-- Each golden setting against the node's: a list of { key, golden, now }
+-- (key "kernel", "nics.eth0.mtu", ...) for every setting the golden names,
+-- now nil where the node lacks it.
+function M.golden_diff(golden, facts)
+  local now = {}
+  for _, e in ipairs(facts) do now[e.path:match("^golden%.(.+)$")] = e.value end
+  local rows = {}
+  local keys = {}
+  for key in pairs(golden) do keys[#keys + 1] = key end
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    local want = golden[key]
+    if type(want) == "table" then
+      local by = {}
+      for _, item in ipairs(now[key] or {}) do by[item.name] = item end
+      for _, item in ipairs(want) do
+        local have = by[item.name] or {}
+        local fields = {}
+        for f in pairs(item) do if f ~= "name" then fields[#fields + 1] = f end end
+        table.sort(fields)
+        for _, f in ipairs(fields) do
+          rows[#rows + 1] = { key = ("%s.%s.%s"):format(key, item.name, f),
+                              golden = item[f], now = have[f] }
+        end
+      end
+    else
+      rows[#rows + 1] = { key = key, golden = want, now = now[key] }
+    end
+  end
+  return rows
+end
+
+return M
