@@ -104,8 +104,11 @@ function M.main(argv)
         warnings = warnings + 1
       end
     end)
+    -- with --criteria stdout is the table alone (a pack's rows name its
+    -- file as their source)
+    local out = o.criteria and io.stderr or io.stdout
     for _, p in ipairs(s.packs or {}) do
-      io.stdout:write(("hardware pack %s: %s\n"):format(p.name, p.why))
+      out:write(("hardware pack %s: %s\n"):format(p.name, p.why))
     end
     if o.criteria then
       thresholds.each(s.criteria, function(c)
