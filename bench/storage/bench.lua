@@ -9,8 +9,10 @@
 -- batched (iodepth_batch_submit=32, iodepth_batch_complete_max=32).
 -- fio's figures: its JSON (--output-format=json, --group_reporting)
 -- jobs[1].read/write .bw_bytes / .iops / usr_cpu / sys_cpu; strata's:
--- storage.run's fields of the same names.  Prints one Markdown table:
--- min / median / max of the rounds per tool and the ratio of medians.
+-- storage.run's fields of the same names; CPU microseconds per I/O of
+-- the job threads (fio: (usr_cpu + sys_cpu) x job_runtime / total_ios).
+-- Prints one Markdown table: min / median / max of the rounds per tool,
+-- the ratio of medians, each round's ratio.
 local storage = require "strata.storage"
 local cjson = require "cjson"
 
@@ -54,8 +56,14 @@ local function fio(p)
   if not ok then error("fio: " .. out:sub(1, 400)) end
   local job = j.jobs[1]
   local d = p.rw:find("write") and job.write or job.read
+  -- CPU per I/O: fio's group usr_cpu / sys_cpu are the jobs' summed
+  -- CPU time over their summed runtime, job_runtime (ms; stat.c
+  -- sum_thread_stats), so their product is the jobs' CPU time
+  local ios = d.total_ios > 0 and d.total_ios or 1
   return { bw_bytes = d.bw_bytes, iops = d.iops,
-           cpu = job.usr_cpu + job.sys_cpu }, j["fio version"]
+           cpu = job.usr_cpu + job.sys_cpu,
+           us_io = (job.usr_cpu + job.sys_cpu) / 100 * job.job_runtime / 1e3
+                   / ios * 1e6 }, j["fio version"]
 end
 
 local function strata(p)
@@ -65,7 +73,7 @@ local function strata(p)
   for k, v in pairs(p.set.opts) do o[k] = v end
   local r = storage.run(o)
   return { bw_bytes = r.bw_bytes, iops = r.iops, cpu = r.usr_cpu + r.sys_cpu,
-           per_submit = r.ios_per_submit }
+           us_io = r.cpu_us_per_io, per_submit = r.ios_per_submit }
 end
 
 local function median(t)
@@ -94,7 +102,8 @@ local load0 = sh("cat /proc/loadavg")
 local version
 local res = {}
 for i in ipairs(points) do
-  res[i] = { fio = {}, strata = {}, fcpu = {}, scpu = {}, ratio = {}, ps = {} }
+  res[i] = { fio = {}, strata = {}, fcpu = {}, scpu = {}, ratio = {}, ps = {},
+             fus = {}, sus = {} }
 end
 for round = 1, rounds do
   for i, p in ipairs(points) do
@@ -113,6 +122,8 @@ for round = 1, rounds do
     r.scpu[#r.scpu + 1] = b.cpu
     r.ratio[#r.ratio + 1] = b[p.key] / a[p.key]
     r.ps[#r.ps + 1] = b.per_submit
+    r.fus[#r.fus + 1] = a.us_io
+    r.sus[#r.sus + 1] = b.us_io
     io.stderr:write(("round %d %s %s x%d %s: fio %.4g strata %.4g (%.3f) "
                      .. "[%s]\n"):format(round, p.rw, p.bs, p.numjobs,
                      p.set.name, a[p.key], b[p.key], b[p.key] / a[p.key],
@@ -128,8 +139,8 @@ print(("date %s; machine: %s, %s CPUs (%s); target %s (%s); %s; "
   version or "fio", rounds, runtime, load0, load1))
 print()
 print("| setting | point | jobs | fio min / median / max | strata min / median / max "
-      .. "| strata/fio (medians) | per-round ratios | 0.98-1.02 | CPU % fio / strata "
-      .. "(medians) | strata I/Os per submit |")
+      .. "| strata/fio (medians) | per-round ratios | 0.98-1.02 | CPU us per I/O fio / "
+      .. "strata (medians) | strata I/Os per submit |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for i, p in ipairs(points) do
   local r = res[i]
@@ -144,12 +155,12 @@ for i, p in ipairs(points) do
   local q = s / f
   local rr = {}
   for _, x in ipairs(sorted(r.ratio)) do rr[#rr + 1] = ("%.2f"):format(x) end
-  print(("| %s | %s %s QD%d %s | %d | %s | %s | %.3f | %s | %s | %.0f / %.0f | %.2f |")
+  print(("| %s | %s %s QD%d %s | %d | %s | %s | %.3f | %s | %s | %.2f / %.2f | %.2f |")
         :format(p.set.name, p.rw, p.bs, p.iodepth,
                 p.key == "iops" and "IOPS" or "MiB/s", p.numjobs, mmm(r.fio),
                 mmm(r.strata), q, table.concat(rr, " "),
                 (q >= 0.98 and q <= 1.02) and "within"
                   or (q > 1.02 and "above" or "below"),
-                median(r.fcpu), median(r.scpu), median(r.ps)))
+                median(r.fus), median(r.sus), median(r.ps)))
 end
 os.remove(file)
