@@ -8,11 +8,54 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "prom.h"
+
+/* --- The arena ------------------------------------------------------ */
+
+/* A parse used to make one allocation per sample name, label name and
+ * label value and one label array per sample (~2 000 for the 581 samples
+ * of the Ceph mgr fixture); these blocks hold them all, the first sized
+ * from the text, so a scrape makes a handful (docs/counters.md). */
+struct prom_block {
+  struct prom_block *next;
+  size_t used, cap;
+  _Alignas(max_align_t) unsigned char data[];
+};
+
+/* At least n bytes free at the head block, at a multiple of align (a
+ * power of two); the caller writes there and then takes what it used
+ * with arena_take.  A new block is no smaller than hint. */
+static void *arena_room(struct prom_doc *d, size_t n, size_t hint,
+                        size_t align)
+{
+  struct prom_block *b = d->mem;
+  size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+  if(b && at + n <= b->cap) {
+    b->used = at;
+    return b->data + at;
+  }
+  size_t cap = hint > n ? hint : n;
+  if(b && cap < b->cap)
+    cap = b->cap;  /* later blocks no smaller than the first */
+  struct prom_block *nb = malloc(sizeof(*nb) + cap);
+  if(!nb)
+    return NULL;
+  nb->next = b;
+  nb->used = 0;
+  nb->cap = cap;
+  d->mem = nb;
+  return nb->data;
+}
+
+static void arena_take(struct prom_doc *d, size_t n)
+{
+  d->mem->used += n;
+}
 
 /* --- Parser ---------------------------------------------------------- */
 
@@ -21,7 +64,25 @@ struct pp {
   long line;
   char *err;
   size_t errlen;
+  struct prom_doc *d;
+  size_t hint;               /* first arena block: from the text's length */
+  struct prom_label *lab;    /* one sample's labels while parsed */
+  size_t labcap;
+  uint32_t *fh;              /* family index + 1 by name_hash, 0 = free */
+  size_t fhcap;              /* a power of two */
 };
+
+/* A copy of s[0..n) in the arena, NUL-terminated. */
+static char *arena_strndup(struct pp *x, const char *s, size_t n)
+{
+  char *o = arena_room(x->d, n + 1, x->hint, 1);
+  if(!o)
+    return NULL;
+  memcpy(o, s, n);
+  o[n] = '\0';
+  arena_take(x->d, n + 1);
+  return o;
+}
 
 static int perr(struct pp *x, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)));
@@ -44,20 +105,43 @@ static void skip_ws(struct pp *x)
     x->p++;
 }
 
-/* [a-zA-Z_:][a-zA-Z0-9_:]* (colon only when metric); malloc'd or NULL. */
+/* Name characters: 1 first or later [a-zA-Z_], 2 later only [0-9], 4 a
+ * metric's colon anywhere (a table: isalnum looks up the locale's). */
+static const unsigned char name_class[256] = {
+  ['0'] = 2, ['1'] = 2, ['2'] = 2, ['3'] = 2, ['4'] = 2, ['5'] = 2,
+  ['6'] = 2, ['7'] = 2, ['8'] = 2, ['9'] = 2, [':'] = 4, ['_'] = 1,
+  ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+  ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+  ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+  ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+  ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1,
+  ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1,
+  ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
+  ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1,
+  ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+};
+
+/* [a-zA-Z_:][a-zA-Z0-9_:]* (colon only when metric): its span, or 0. */
+static size_t name_span(struct pp *x, int metric)
+{
+  const char *s = x->p;
+  unsigned first = metric ? 1 | 4 : 1, later = first | 2;
+  if(x->p >= x->end || !(name_class[(unsigned char)*x->p] & first))
+    return 0;
+  x->p++;
+  while(x->p < x->end && (name_class[(unsigned char)*x->p] & later))
+    x->p++;
+  return (size_t)(x->p - s);
+}
+
+/* The same, copied into the arena; NULL when there is none (or no
+ * memory: the callers report both as a bad name, the text is then not
+ * worth a second message). */
 static char *take_name(struct pp *x, int metric)
 {
   const char *s = x->p;
-  char *out;
-  if(x->p >= x->end ||
-     !(isalpha((unsigned char)*x->p) || *x->p == '_' ||
-       (metric && *x->p == ':')))
-    return NULL;
-  while(x->p < x->end && (isalnum((unsigned char)*x->p) || *x->p == '_' ||
-                          (metric && *x->p == ':')))
-    x->p++;
-  out = strndup(s, (size_t)(x->p - s));
-  return out;
+  size_t n = name_span(x, metric);
+  return n ? arena_strndup(x, s, n) : NULL;
 }
 
 /* The rest of the token (up to blank or end), as a bounded string. */
@@ -99,31 +183,80 @@ static int parse_value(const char *tok, double *v)
   return (*e || e == tok) ? -1 : 0;
 }
 
-static long find_family(const struct prom_doc *d, const char *name,
-                        size_t n)
+/* A name's hash from its length and its first and last 8 bytes, in
+ * constant time: the families are indexed by it while a text is parsed,
+ * so each sample's lookup is a probe, not a scan of every family (a miss,
+ * such as a name with a _total suffix, scanned all of them).  Names that
+ * differ only in the middle collide and are told apart by memcmp. */
+static uint32_t name_hash(const char *s, size_t n)
 {
-  /* from the last: a family's samples follow its HELP and TYPE lines, and
-   * the lengths spare the compares (a scrape looks up every line's) */
-  for(size_t i = d->nfam; i-- > 0;)
-    if(d->fams[i].len == n && !memcmp(d->fams[i].name, name, n))
-      return (long)i;
-  return -1;
+  uint64_t a = 0, b = 0, h;
+  memcpy(&a, s, n < 8 ? n : 8);
+  if(n > 8)
+    memcpy(&b, s + n - 8, 8);
+  h = a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full ^
+      (uint64_t)n * 0x165667B19E3779F9ull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 32;
+  return (uint32_t)h;
 }
 
-static long family_of(const struct prom_doc *d, const char *name)
+static long find_family(const struct pp *x, const char *name, size_t n)
 {
-  static const char *const sfx[] = {
-    "_bucket", "_sum", "_count", "_total", "_created", "_gsum", "_gcount",
-    "_info"
+  const struct prom_doc *d = x->d;
+  /* the last family first: a family's samples follow its HELP and TYPE */
+  if(d->nfam && d->fams[d->nfam - 1].len == n &&
+     !memcmp(d->fams[d->nfam - 1].name, name, n))
+    return (long)d->nfam - 1;
+  if(!x->fhcap)
+    return -1;
+  for(size_t i = name_hash(name, n) & (x->fhcap - 1);; i = (i + 1) &
+      (x->fhcap - 1)) {
+    uint32_t f = x->fh[i];
+    if(!f)
+      return -1;
+    if(d->fams[f - 1].len == n && !memcmp(d->fams[f - 1].name, name, n))
+      return (long)f - 1;
+  }
+}
+
+/* Index family f (kept at most half full: a probe ends at a free slot). */
+static int index_family(struct pp *x, size_t f)
+{
+  const struct prom_doc *d = x->d;
+  if(2 * (f + 1) > x->fhcap) {
+    size_t cap = x->fhcap ? x->fhcap * 2 : 256;
+    uint32_t *nh = calloc(cap, sizeof(*nh));
+    if(!nh)
+      return -1;
+    free(x->fh);
+    x->fh = nh;
+    x->fhcap = cap;
+    for(size_t i = 0; i < f; i++)
+      if(index_family(x, i))
+        return -1;
+  }
+  size_t i = name_hash(d->fams[f].name, d->fams[f].len) & (x->fhcap - 1);
+  while(x->fh[i])
+    i = (i + 1) & (x->fhcap - 1);
+  x->fh[i] = (uint32_t)f + 1;
+  return 0;
+}
+
+static long family_of(const struct pp *x, const char *name, size_t n)
+{
+  static const struct { const char *s; size_t n; } sfx[] = {
+    { "_bucket", 7 }, { "_sum", 4 }, { "_count", 6 }, { "_total", 6 },
+    { "_created", 8 }, { "_gsum", 5 }, { "_gcount", 7 }, { "_info", 5 }
   };
-  size_t n = strlen(name);
-  long f = find_family(d, name, n);
+  long f = find_family(x, name, n);
   if(f >= 0)
     return f;
   for(size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-    size_t k = strlen(sfx[i]);
-    if(n > k && !strcmp(name + n - k, sfx[i])) {
-      f = find_family(d, name, n - k);
+    size_t k = sfx[i].n;
+    if(n > k && !memcmp(name + n - k, sfx[i].s, k)) {
+      f = find_family(x, name, n - k);
       if(f >= 0)
         return f;
     }
@@ -131,12 +264,16 @@ static long family_of(const struct prom_doc *d, const char *name)
   return -1;
 }
 
-static struct prom_family *family_get(struct prom_doc *d, const char *name)
+static struct prom_family *family_get(struct pp *x, const char *name,
+                                     size_t n)
 {
-  long f = find_family(d, name, strlen(name));
+  struct prom_doc *d = x->d;
+  long f = find_family(x, name, n);
   struct prom_family *fam;
   if(f >= 0)
     return &d->fams[f];
+  if(d->nfam >= UINT32_MAX - 1)
+    return NULL;
   if(d->nfam == d->famcap) {
     size_t cap = d->famcap ? d->famcap * 2 : 32;
     struct prom_family *nf = realloc(d->fams, cap * sizeof(*nf));
@@ -147,18 +284,20 @@ static struct prom_family *family_get(struct prom_doc *d, const char *name)
   }
   fam = &d->fams[d->nfam];
   memset(fam, 0, sizeof(*fam));
-  fam->name = strdup(name);
+  fam->name = arena_strndup(x, name, n);
   if(!fam->name)
     return NULL;
-  fam->len = strlen(name);
+  fam->len = n;
+  if(index_family(x, d->nfam))
+    return NULL;
   d->nfam++;
   return fam;
 }
 
 /* HELP text: escapes \\ and \n only. */
-static char *unescape_help(const char *s, size_t n)
+static char *unescape_help(struct pp *x, const char *s, size_t n)
 {
-  char *out = malloc(n + 1), *o = out;
+  char *out = arena_room(x->d, n + 1, x->hint, 1), *o = out;
   if(!out)
     return NULL;
   for(size_t i = 0; i < n; i++) {
@@ -170,13 +309,15 @@ static char *unescape_help(const char *s, size_t n)
       *o++ = s[i];
   }
   *o = '\0';
+  arena_take(x->d, (size_t)(o - out) + 1);
   return out;
 }
 
-static int parse_comment(struct pp *x, struct prom_doc *d)
+static int parse_comment(struct pp *x)
 {
   char kw[8];
-  char *name;
+  const char *name;
+  size_t n;
   struct prom_family *fam;
   x->p++;  /* '#' */
   skip_ws(x);
@@ -189,11 +330,11 @@ static int parse_comment(struct pp *x, struct prom_doc *d)
   kw[4] = '\0';
   x->p += 5;
   skip_ws(x);
-  name = take_name(x, 1);
-  if(!name)
+  name = x->p;
+  n = name_span(x, 1);
+  if(!n)
     return perr(x, "# %s without a metric name", kw);
-  fam = family_get(d, name);
-  free(name);
+  fam = family_get(x, name, n);
   if(!fam)
     return perr(x, "out of memory");
   if(x->p < x->end && *x->p != ' ' && *x->p != '\t')
@@ -201,8 +342,7 @@ static int parse_comment(struct pp *x, struct prom_doc *d)
                 *x->p);
   skip_ws(x);
   if(kw[0] == 'H') {
-    free(fam->help);
-    fam->help = unescape_help(x->p, (size_t)(x->end - x->p));
+    fam->help = unescape_help(x, x->p, (size_t)(x->end - x->p));
     if(!fam->help)
       return perr(x, "out of memory");
   }
@@ -212,51 +352,86 @@ static int parse_comment(struct pp *x, struct prom_doc *d)
       "info", "stateset", "gaugehistogram", NULL
     };
     char tok[32];
-    int ok = 0;
+    const char *type = NULL;
     if(take_token(x, tok, sizeof(tok)))
       return perr(x, "# TYPE %s without a valid type", fam->name);
-    for(int i = 0; types[i]; i++)
-      ok = ok || !strcmp(tok, types[i]);
-    if(!ok)
+    for(int i = 0; types[i] && !type; i++)
+      if(!strcmp(tok, types[i]))
+        type = types[i];
+    if(!type)
       return perr(x, "# TYPE %s: unknown type '%s'", fam->name, tok);
     skip_ws(x);
     if(x->p != x->end)
       return perr(x, "# TYPE %s: trailing text after the type", fam->name);
-    free(fam->type);
-    fam->type = strdup(tok);
-    if(!fam->type)
-      return perr(x, "out of memory");
+    fam->type = type;
   }
   return 0;
 }
 
+/* A label value after its opening quote, unescaped into the arena. */
+static char *take_value(struct pp *x, const char *sname, const char *lname)
+{
+  /* unescaped it is no longer than the rest of the line */
+  char *val = arena_room(x->d, (size_t)(x->end - x->p) + 1, x->hint, 1);
+  size_t vn = 0;
+  if(!val) {
+    perr(x, "out of memory");
+    return NULL;
+  }
+  for(;;) {
+    if(x->p >= x->end) {
+      perr(x, "%s: label '%s': unterminated value", sname, lname);
+      return NULL;
+    }
+    if(*x->p == '"')
+      break;
+    if(*x->p == '\\') {
+      char c = x->p + 1 < x->end ? x->p[1] : '\0';
+      if(c == '\\' || c == '"')
+        val[vn++] = c;
+      else if(c == 'n')
+        val[vn++] = '\n';
+      else {
+        perr(x, "%s: label '%s': invalid escape '\\%c'", sname, lname,
+             c ? c : ' ');
+        return NULL;
+      }
+      x->p += 2;
+      continue;
+    }
+    val[vn++] = *x->p++;
+  }
+  val[vn] = '\0';
+  arena_take(x->d, vn + 1);
+  x->p++;  /* closing quote */
+  return val;
+}
+
+/* {a="x",b="y"} into x->lab, then one array in the arena for s. */
 static int parse_labels(struct pp *x, struct prom_sample *s)
 {
-  size_t cap = 0;
+  size_t n = 0;
   x->p++;  /* '{' */
   for(;;) {
     struct prom_label *l;
-    char *val;
-    size_t vn = 0;
     skip_ws(x);
     if(x->p < x->end && *x->p == '}') {
       x->p++;
-      return 0;
+      break;
     }
-    if(s->nlabels == cap) {
-      size_t nc = cap ? cap * 2 : 4;
-      struct prom_label *nl = realloc(s->labels, nc * sizeof(*nl));
+    if(n == x->labcap) {
+      size_t nc = x->labcap ? x->labcap * 2 : 16;
+      struct prom_label *nl = realloc(x->lab, nc * sizeof(*nl));
       if(!nl)
         return perr(x, "out of memory");
-      s->labels = nl;
-      cap = nc;
+      x->lab = nl;
+      x->labcap = nc;
     }
-    l = &s->labels[s->nlabels];
-    l->value = NULL;
+    l = &x->lab[n];
     l->name = take_name(x, 0);
     if(!l->name)
       return perr(x, "%s: expected a label name or '}'", s->name);
-    s->nlabels++;
+    n++;
     skip_ws(x);
     if(x->p >= x->end || *x->p != '=')
       return perr(x, "%s: expected '=' after label '%s'", s->name, l->name);
@@ -266,32 +441,9 @@ static int parse_labels(struct pp *x, struct prom_sample *s)
       return perr(x, "%s: label '%s' value must be quoted", s->name,
                   l->name);
     x->p++;
-    val = malloc((size_t)(x->end - x->p) + 1);
-    if(!val)
-      return perr(x, "out of memory");
-    l->value = val;
-    for(;;) {
-      if(x->p >= x->end)
-        return perr(x, "%s: label '%s': unterminated value", s->name,
-                    l->name);
-      if(*x->p == '"')
-        break;
-      if(*x->p == '\\') {
-        char c = x->p + 1 < x->end ? x->p[1] : '\0';
-        if(c == '\\' || c == '"')
-          val[vn++] = c;
-        else if(c == 'n')
-          val[vn++] = '\n';
-        else
-          return perr(x, "%s: label '%s': invalid escape '\\%c'", s->name,
-                      l->name, c ? c : ' ');
-        x->p += 2;
-        continue;
-      }
-      val[vn++] = *x->p++;
-    }
-    val[vn] = '\0';
-    x->p++;  /* closing quote */
+    l->value = take_value(x, s->name, l->name);
+    if(!l->value)
+      return -1;
     skip_ws(x);
     if(x->p < x->end && *x->p == ',') {
       x->p++;
@@ -299,25 +451,28 @@ static int parse_labels(struct pp *x, struct prom_sample *s)
     }
     if(x->p < x->end && *x->p == '}') {
       x->p++;
-      return 0;
+      break;
     }
     return perr(x, "%s: expected ',' or '}' after label '%s'", s->name,
                 l->name);
   }
-}
-
-static void sample_free(struct prom_sample *s)
-{
-  for(size_t i = 0; i < s->nlabels; i++) {
-    free(s->labels[i].name);
-    free(s->labels[i].value);
+  if(n) {
+    s->labels = arena_room(x->d, n * sizeof(*s->labels), x->hint,
+                           _Alignof(struct prom_label));
+    if(!s->labels)
+      return perr(x, "out of memory");
+    memcpy(s->labels, x->lab, n * sizeof(*s->labels));
+    arena_take(x->d, n * sizeof(*s->labels));
+    s->nlabels = n;
   }
-  free(s->labels);
-  free(s->name);
+  return 0;
 }
 
-static int parse_sample(struct pp *x, struct prom_doc *d)
+/* name{labels} value [timestamp]; what a failed line took from the arena
+ * stays there until the document is freed. */
+static int parse_sample(struct pp *x)
 {
+  struct prom_doc *d = x->d;
   struct prom_sample s;
   char tok[64];
   memset(&s, 0, sizeof(s));
@@ -326,51 +481,38 @@ static int parse_sample(struct pp *x, struct prom_doc *d)
     return perr(x, "expected a metric name, found '%.*s'",
                 x->end - x->p < 20 ? (int)(x->end - x->p) : 20, x->p);
   if(x->p < x->end && *x->p == '{' && parse_labels(x, &s))
-    goto fail;
-  if(x->p < x->end && *x->p != ' ' && *x->p != '\t') {
-    perr(x, "%s: unexpected character '%c' after the name", s.name, *x->p);
-    goto fail;
-  }
+    return -1;
+  if(x->p < x->end && *x->p != ' ' && *x->p != '\t')
+    return perr(x, "%s: unexpected character '%c' after the name", s.name,
+                *x->p);
   skip_ws(x);
-  if(take_token(x, tok, sizeof(tok)) || parse_value(tok, &s.value)) {
-    perr(x, "%s: missing or invalid value", s.name);
-    goto fail;
-  }
+  if(take_token(x, tok, sizeof(tok)) || parse_value(tok, &s.value))
+    return perr(x, "%s: missing or invalid value", s.name);
   skip_ws(x);
   if(x->p < x->end) {
     char *e;
-    if(take_token(x, tok, sizeof(tok))) {
-      perr(x, "%s: invalid timestamp", s.name);
-      goto fail;
-    }
+    if(take_token(x, tok, sizeof(tok)))
+      return perr(x, "%s: invalid timestamp", s.name);
     s.ts_ms = strtoll(tok, &e, 10);
-    if(*e || e == tok) {
-      perr(x, "%s: invalid timestamp '%s'", s.name, tok);
-      goto fail;
-    }
+    if(*e || e == tok)
+      return perr(x, "%s: invalid timestamp '%s'", s.name, tok);
     s.has_ts = 1;
     skip_ws(x);
-    if(x->p < x->end) {
-      perr(x, "%s: trailing text after the timestamp", s.name);
-      goto fail;
-    }
+    if(x->p < x->end)
+      return perr(x, "%s: trailing text after the timestamp", s.name);
   }
-  s.family = family_of(d, s.name);
+  s.family = family_of(x, s.name, strlen(s.name));
   if(d->n == d->cap) {
-    size_t cap = d->cap ? d->cap * 2 : 128;
+    /* a sample line is rarely under 40 bytes: one allocation mostly */
+    size_t cap = d->cap ? d->cap * 2 : x->hint / 60 + 16;
     struct prom_sample *ns = realloc(d->s, cap * sizeof(*ns));
-    if(!ns) {
-      perr(x, "out of memory");
-      goto fail;
-    }
+    if(!ns)
+      return perr(x, "out of memory");
     d->s = ns;
     d->cap = cap;
   }
   d->s[d->n++] = s;
   return 0;
-fail:
-  sample_free(&s);
-  return -1;
 }
 
 int prom_parse(const char *text, size_t len, struct prom_doc *doc,
@@ -378,10 +520,14 @@ int prom_parse(const char *text, size_t len, struct prom_doc *doc,
 {
   struct pp x = { 0 };
   const char *p = text, *end = text + len;
+  int rc = 0;
   x.err = err;
   x.errlen = errlen;
+  x.d = doc;
+  /* the strings are at most the text's bytes; labels add 16 each */
+  x.hint = len + len / 2 + 256;
   memset(doc, 0, sizeof(*doc));
-  while(p < end) {
+  while(p < end && !rc) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *le = nl ? nl : end;
     x.line++;
@@ -390,28 +536,26 @@ int prom_parse(const char *text, size_t len, struct prom_doc *doc,
     if(x.end > x.p && x.end[-1] == '\r')
       x.end--;
     if(x.end > x.p && memchr(x.p, '\0', (size_t)(x.end - x.p)))
-      return perr(&x, "NUL byte in the text");
-    skip_ws(&x);
-    if(x.p < x.end) {
-      int rc = *x.p == '#' ? parse_comment(&x, doc) : parse_sample(&x, doc);
-      if(rc)
-        return -1;
+      rc = perr(&x, "NUL byte in the text");
+    else {
+      skip_ws(&x);
+      if(x.p < x.end)
+        rc = *x.p == '#' ? parse_comment(&x) : parse_sample(&x);
     }
     p = nl ? nl + 1 : end;
   }
-  return 0;
+  free(x.lab);
+  free(x.fh);
+  return rc ? -1 : 0;
 }
 
 void prom_doc_free(struct prom_doc *doc)
 {
-  for(size_t i = 0; i < doc->n; i++)
-    sample_free(&doc->s[i]);
-  free(doc->s);
-  for(size_t i = 0; i < doc->nfam; i++) {
-    free(doc->fams[i].name);
-    free(doc->fams[i].type);
-    free(doc->fams[i].help);
+  for(struct prom_block *b = doc->mem, *next; b; b = next) {
+    next = b->next;
+    free(b);
   }
+  free(doc->s);
   free(doc->fams);
   memset(doc, 0, sizeof(*doc));
 }

@@ -12,6 +12,9 @@
 
 #include "http.h"
 
+/* Every string of a parsed document (names, label names and values, HELP
+ * texts) and every label array lives in the document's arena: a few large
+ * blocks freed together by prom_doc_free, not one allocation each. */
 struct prom_label {
   char *name, *value;
 };
@@ -25,7 +28,8 @@ struct prom_sample {
   long family;  /* index in prom_doc.fams, or -1 */
 };
 struct prom_family {
-  char *name, *type, *help;  /* type/help may be NULL */
+  char *name, *help;         /* help may be NULL */
+  const char *type;          /* static text ("counter", ...) or NULL */
   size_t len;                /* strlen(name) */
 };
 struct prom_doc {
@@ -33,6 +37,7 @@ struct prom_doc {
   size_t n, cap;
   struct prom_family *fams;
   size_t nfam, famcap;
+  struct prom_block *mem;    /* the arena (prom.c) */
 };
 
 /* Parse text[0..len).  On malformed input returns -1 and writes

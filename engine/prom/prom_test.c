@@ -4,6 +4,7 @@
  * tricky and malformed texts; the URL redaction of the HTTP layer.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,8 +189,54 @@ static void test_url(void)
   CHECK(!strcmp(out, "https://host/a@b"));
 }
 
-int main(void)
+static int dbl_cmp(const void *a, const void *b)
 {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* prom_test --bench N: the parser's own figure (docs/counters.md): N
+ * parses of the Ceph mgr fixture, each timed, after 50 untimed; then the
+ * keys of every sample (what the sampler builds).  min / median / max us. */
+static int bench(int n)
+{
+  size_t len;
+  char *t = slurp("prom/ceph-mgr-16.2.15.txt", &len), err[256], k[1024];
+  double *pt = calloc((size_t)n, sizeof(double));
+  double *kt = calloc((size_t)n, sizeof(double));
+  if(!pt || !kt || n < 1)
+    return 2;
+  for(int i = -50; i < n; i++) {
+    struct prom_doc d;
+    uint64_t t0 = strata_now_ns();
+    if(prom_parse(t, len, &d, err, sizeof(err)))
+      return 1;
+    uint64_t t1 = strata_now_ns();
+    for(size_t j = 0; j < d.n; j++)
+      prom_key(&d.s[j], k, sizeof(k));
+    uint64_t t2 = strata_now_ns();
+    prom_doc_free(&d);
+    uint64_t t3 = strata_now_ns();
+    if(i >= 0) {
+      pt[i] = (double)(t1 - t0 + t3 - t2) / 1e3;  /* parse + free */
+      kt[i] = (double)(t2 - t1) / 1e3;
+    }
+  }
+  qsort(pt, (size_t)n, sizeof(double), dbl_cmp);
+  qsort(kt, (size_t)n, sizeof(double), dbl_cmp);
+  printf("parse+free of %zu bytes: %.1f / %.1f / %.1f us (min / median / "
+         "max of %d); keys: %.1f / %.1f / %.1f us\n", len, pt[0],
+         pt[n / 2], pt[n - 1], n, kt[0], kt[n / 2], kt[n - 1]);
+  free(pt);
+  free(kt);
+  free(t);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  if(argc == 3 && !strcmp(argv[1], "--bench"))
+    return bench(atoi(argv[2]));
   test_prom_tricky();
   test_prom_ceph();
   test_prom_errors();
