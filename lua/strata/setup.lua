@@ -109,6 +109,10 @@ function M.load(opts)
   require("strata.scale").apply(tests, s.site,
     opts.site or (opts.site_table and "the launcher's site file"))
 
+  -- the fleet model's criteria (strata.fleet.model.TEST): resolved, --set
+  -- and listed like any test's, never run; in s.criteria for fleet runs
+  local fleet_test = require("strata.fleet.model").TEST
+  local known = setmetatable({ [fleet_test.id] = fleet_test }, { __index = by_id })
   local tfile = opts.thresholds or default_thresholds(paths)
   local file_crit = {}
   if tfile then
@@ -117,7 +121,7 @@ function M.load(opts)
     end
     -- tests the file names but no loaded spec defines: a typo, or specs
     -- left out of this run; only `strata check` warns about them
-    file_crit = thresholds.load(tfile, opts.warn_unknown and by_id or nil)
+    file_crit = thresholds.load(tfile, opts.warn_unknown and known or nil)
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
   end
   -- a profile (--profile, e.g. the lab's) replaces the criteria of the
@@ -126,7 +130,7 @@ function M.load(opts)
     if core.stat(opts.profile) ~= "file" then
       spec.error(opts.profile, "thresholds profile not found")
     end
-    local prof = thresholds.load(opts.profile, opts.warn_unknown and by_id or nil)
+    local prof = thresholds.load(opts.profile, opts.warn_unknown and known or nil)
     for id, metrics in pairs(prof) do
       file_crit[id] = file_crit[id] or {}
       for metric, ops in pairs(metrics) do file_crit[id][metric] = ops end
@@ -141,7 +145,12 @@ function M.load(opts)
     if not set then spec.error("--set " .. kv, "%s", err) end
     sets[#sets + 1] = set
   end
-  s.criteria = thresholds.resolve(tests, by_id, file_crit, sets)
+  local all = { fleet_test }
+  for _, t in ipairs(tests) do all[#all + 1] = t end
+  s.criteria = {}
+  for _, c in ipairs(thresholds.resolve(all, known, file_crit, sets)) do
+    if c.id ~= fleet_test.id or opts.fleet then s.criteria[#s.criteria + 1] = c end
+  end
   local sums = file_sums(s.files)
   for i, f in ipairs(s.files) do
     if sums[i] ~= "" then f.sha256 = sums[i] end

@@ -118,6 +118,8 @@ local function parse_limit(v, by_id)
   return { kind = "value", value = v }
 end
 
+M.parse_limit = parse_limit
+
 -- Resolve every test's criteria into a flat list of
 -- { id, metric, op, limit = parsed, expr = text, source }.
 function M.resolve(tests, by_id, file_crit, sets)

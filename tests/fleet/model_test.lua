@@ -17,7 +17,20 @@ end
 
 local dir = assert(arg[1], "usage: model_test.lua FIXTURES OUTDIR")
 local out = assert(arg[2], "usage: model_test.lua FIXTURES OUTDIR")
-local function load() return journal.read(dir .. "/run-3nodes.jsonl") end
+-- The journal was recorded before the outlier tolerance was a criterion:
+-- its thresholds record gets FLEET.node_ratio as a run records it now
+-- (specs/thresholds.yaml's value and line), or the value given.
+local function with_ratio(recs, v)
+  for _, r in ipairs(recs) do
+    if r.type == "thresholds" then
+      table.insert(r.criteria, { id = "FLEET", metric = "node_ratio", op = "min",
+        expr = v or 0.9, text = "node_ratio >= " .. (v or 0.9),
+        source = v and "--set FLEET.node_ratio.min=" .. v or "specs/thresholds.yaml" })
+    end
+  end
+  return recs
+end
+local function load(v) return with_ratio(journal.read(dir .. "/run-3nodes.jsonl"), v) end
 
 -- 1. the recorded run as it is
 local fm = fmodel.build(load())
@@ -33,18 +46,25 @@ check(fm.incast and fm.incast.receiver == "n1", "incast into n1")
 check(#fm.outliers == 0, "no outlier in the recorded run")
 
 -- 2. one node's B01 GET figure halved (in memory): n3 is the outlier
-local recs = load()
-for _, r in ipairs(recs) do
-  if r.type == "result" and r.id == "B01" and r.node == "n3" then
-    r.metrics["get.gbps"] = r.metrics["get.gbps"] * 0.5
+local function halved(v)
+  local recs = load(v)
+  for _, r in ipairs(recs) do
+    if r.type == "result" and r.id == "B01" and r.node == "n3" then
+      r.metrics["get.gbps"] = r.metrics["get.gbps"] * 0.5
+    end
   end
+  return recs
 end
-fm = fmodel.build(recs)
+fm = fmodel.build(halved())
 local o = fm.outliers[1]
-check(#fm.outliers == 1 and o.node == "n3" and o.id == "B01" and o.ratio < 0.9,
-      "n3's halved B01 flagged below 0.9 x the fleet median")
-fm = fmodel.build(recs, { ratio = { value = 0.4, source = "test" } })
-check(#fm.outliers == 0, "a tolerance of 0.4 lets it pass")
+check(#fm.outliers == 1 and o.node == "n3" and o.id == "B01" and o.ratio < 0.9
+      and o.why and o.why:find("node_ratio = ", 1, true) ~= nil,
+      "n3's halved B01 flagged below 0.9 x the fleet median (judged by thresholds.judge)")
+fm = fmodel.build(halved(0.4))
+check(#fm.outliers == 0 and fm.ratio.value == 0.4, "FLEET.node_ratio.min = 0.4 lets it pass")
+fm = fmodel.build(journal.read(dir .. "/run-3nodes.jsonl"))
+check(#fm.outliers == 0 and fm.ratio.value == nil and fm.ratio.source:find("not judged", 1, true),
+      "no FLEET criterion: outliers not judged, and the model says so")
 
 -- 3. a node whose step died: its tests without a result are ERROR
 recs = load()
@@ -99,6 +119,13 @@ local doc = cjson.decode(f:read("a"))
 f:close()
 check(doc.kind == "fleet" and #doc.nodes == 3 and doc.results[1].node ~= nil, "JSON carries the nodes")
 check(report.summary_text(fm):find("n3       PASS", 1, true) ~= nil, "text summary has a row per node")
+local py = io.popen(("/usr/bin/python3 -c \"import openpyxl; ws = openpyxl.load_workbook('%s')"
+  .. "['Thresholds']; print([r for r in ws.iter_rows(values_only=True) if r[0] == 'FLEET'])\"")
+  :format(out .. "/model.xlsx"))
+local rows = py:read("a")
+py:close()
+check(rows:find("'FLEET', 'node_ratio', 'min'", 1, true) ~= nil,
+      "the Thresholds sheet lists FLEET.node_ratio: " .. rows)
 
 print(fails .. " failed")
 os.exit(fails == 0 and 0 or 1)

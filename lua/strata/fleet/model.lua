@@ -10,7 +10,17 @@ local verdict = require "strata.verdict"
 
 local M = {}
 
-M.DEFAULT_RATIO = 0.9
+-- The fleet model's own criteria, declared as a test that never runs:
+-- thresholds.lua resolves them with every other test's (the thresholds
+-- file, --profile, --set FLEET.node_ratio.min=V), the Thresholds sheet
+-- lists them, thresholds.judge judges them.  node_ratio: a node's cell
+-- headline over the fleet median of that cell (flipped for a max metric);
+-- its limit lives in specs/thresholds.yaml.
+M.TEST = { id = "FLEET", layer = "fleet", title = "Fleet model (outliers)",
+           criteria = {}, units = { node_ratio = "x" }, headline = "node_ratio",
+           needs = {}, params = {},
+           where = debug.getinfo(1, "S").source:gsub("^@", "") .. ":"
+                   .. debug.getinfo(1, "l").currentline }
 
 local function median(xs)
   local v = {}
@@ -55,6 +65,49 @@ local function direction(criteria, id, metric)
   return "min"
 end
 
+-- The FLEET criteria of a fleet journal's thresholds record, with their
+-- limits parsed again (the journal keeps the expression).  A journal
+-- written before FLEET was a criterion recorded the tolerance in
+-- run.fleet.node_ratio: read as the same criterion.
+function M.fleet_criteria(criteria, run)
+  local thresholds = require "strata.thresholds"
+  local out = {}
+  for _, c in ipairs(criteria or {}) do
+    if c.id == M.TEST.id then
+      local x = {}
+      for k, v in pairs(c) do x[k] = v end
+      x.limit = thresholds.parse_limit(c.expr, {})
+      out[#out + 1] = x
+    end
+  end
+  local old = ((run or {}).fleet or {}).node_ratio
+  if #out == 0 and old and old.value then
+    local x = { id = M.TEST.id, metric = "node_ratio", op = "min", expr = old.value,
+                source = old.source, limit = { kind = "value", value = old.value } }
+    x.text = thresholds.text(x)
+    out[1] = x
+  end
+  return out
+end
+
+-- {value=, source=, text=} of the node_ratio floor, for the outputs.
+function M.ratio_of(crit)
+  for _, c in ipairs(crit) do
+    if c.metric == "node_ratio" and c.op == "min" then
+      return { value = c.limit.value, source = c.source, text = c.text }
+    end
+  end
+  return { source = "no FLEET.node_ratio criterion in the thresholds: outliers not judged" }
+end
+
+-- The first FLEET check a node's ratio fails (thresholds.judge), or nil.
+function M.judge_ratio(crit, rel)
+  local checks = require("strata.thresholds").judge(crit, { metrics = { node_ratio = rel } })
+  for _, ck in ipairs(checks) do
+    if not ck.ok then return ck end
+  end
+end
+
 -- What verdict.test needs to know of a test, from one of its records.
 local function info_of(r)
   return { id = r.id, layer = r.layer, title = r.title, params = r.params or {},
@@ -62,7 +115,6 @@ local function info_of(r)
            source = r.source }
 end
 
--- opts.ratio: the outlier tolerance ({value=, source=}); default 0.9.
 function M.build(records, opts)
   opts = opts or {}
   local fm = { run = {}, criteria = {}, nodes = {}, by_node = {}, columns = {},
@@ -190,11 +242,10 @@ function M.build(records, opts)
   end
   fm.node_counts = counts
 
-  -- outliers: per (test, cell) numeric headline across nodes; the
-  -- tolerance as the run recorded it (thresholds, --set), else 0.9
-  fm.ratio = opts.ratio or (fm.run.fleet or {}).node_ratio
-    or { value = M.DEFAULT_RATIO, source = "built-in default (strata.fleet.model)" }
-  local ratio = fm.ratio.value
+  -- outliers: per (test, cell) numeric headline across nodes, judged by
+  -- the FLEET criteria on node_ratio (thresholds file, --profile, --set)
+  local fleet_crit = M.fleet_criteria(fm.criteria, fm.run)
+  fm.ratio = M.ratio_of(fleet_crit)
   local cellvals = {}     -- id|cell -> { {node, value} }
   local order = {}
   for _, node in ipairs(fm.nodes) do
@@ -221,14 +272,16 @@ function M.build(records, opts)
     local dir = direction(fm.criteria, c.id, c.metric)
     c.median, c.direction = med, dir
     fm.cell_stats[#fm.cell_stats + 1] = c
-    if #xs >= 3 and med and med ~= 0 then
+    if #xs >= 3 and med and med ~= 0 and #fleet_crit > 0 then
       for _, x in ipairs(c.vals) do
         local rel = dir == "max" and (x.value == 0 and math.huge or med / x.value)
                     or x.value / med
-        if rel < ratio then
+        local bad = M.judge_ratio(fleet_crit, rel)
+        if bad then
           local o = { node = x.node, id = c.id, cell = c.cell, metric = c.metric,
                       value = x.value, median = med, ratio = rel, unit = c.unit,
-                      direction = dir }
+                      direction = dir, why = bad.why, criterion = bad.text,
+                      source = bad.source }
           fm.outliers[#fm.outliers + 1] = o
           local n = fm.by_node[x.node]
           n.outliers = n.outliers or {}

@@ -65,7 +65,7 @@ function M.summary_text(fm)
   end
   for _, o in ipairs(fm.outliers or {}) do
     p(("outlier: %s %s [%s] %s = %s vs fleet median %s (x%.2f < %g)"):format(
-      o.node, o.id, o.cell, o.metric, fmt(o.value), fmt(o.median), o.ratio, fm.ratio.value))
+      o.node, o.id, o.cell, o.metric, fmt(o.value), fmt(o.median), o.ratio, fm.ratio.value or 0))
   end
   return table.concat(out, "\n") .. "\n"
 end
@@ -126,8 +126,9 @@ local function write_summary(ctx, fm)
   kv("Slurm job", tostring(f.job))
   kv("Started", tostring(fm.run.started))
   kv("Launched from", tostring(fm.run.host))
-  kv("Outlier rule", ("a cell's headline below %g x the fleet median of that cell (%s)")
-     :format(fm.ratio.value, fm.ratio.source))
+  kv("Outlier rule", fm.ratio.value and
+     ("a cell's headline below %g x the fleet median of that cell (%s)")
+       :format(fm.ratio.value, fm.ratio.source) or fm.ratio.source)
   kv("Node statuses", ("%d PASS, %d FAIL, %d ERROR, %d SKIP"):format(
     fm.node_counts.PASS or 0, fm.node_counts.FAIL or 0, fm.node_counts.ERROR or 0,
     fm.node_counts.SKIP or 0))
@@ -336,9 +337,9 @@ end
 local function write_outliers(ctx, fm)
   local F = ctx.F
   local ws = sheet(ctx, "Outliers", { 10, 8, 26, 18, 12, 12, 8, 10 })
-  ws:write(0, 0, ("Nodes whose cell is below %g x the fleet median of the same cell "
-    .. "(%s); cells with fewer than 3 nodes are not judged"):format(fm.ratio.value,
-    fm.ratio.source), F.note)
+  ws:write(0, 0, fm.ratio.value and ("Nodes whose cell is below %g x the fleet median "
+    .. "of the same cell (%s); cells with fewer than 3 nodes are not judged")
+      :format(fm.ratio.value, fm.ratio.source) or fm.ratio.source, F.note)
   header(ws, F, 2, { "Node", "Test", "Cell", "Metric", "Value", "Fleet median",
                      "Ratio", "Better is" })
   local r = 3
@@ -397,6 +398,25 @@ local function write_orchestration(ctx, fm)
   end
 end
 
+-- Every criterion of the run as the launcher resolved it (the nodes got
+-- the same files and --set), the fleet model's own (FLEET) among them.
+local function write_thresholds(ctx, fm)
+  local F = ctx.F
+  local ws = sheet(ctx, "Thresholds", { 10, 24, 6, 30, 70 })
+  ws:write(0, 0, "Every criterion of this run and where it came from (file:line, "
+    .. "or --set); FLEET's judge the fleet model (outliers, suspects)", F.note)
+  header(ws, F, 2, { "Test", "Metric", "Op", "Limit", "Source" })
+  local r = 3
+  for _, c in ipairs(fm.criteria or {}) do
+    ws:write(r, 0, c.id, F.key)
+    ws:write(r, 1, c.metric, F.text)
+    ws:write(r, 2, c.op, F.text)
+    ws:write(r, 3, c.text or tostring(c.expr), F.text)
+    ws:write(r, 4, tostring(c.source), F.text)
+    r = r + 1
+  end
+end
+
 function M.write_workbook(path, fm)
   local wb <close> = xl.workbook(path)
   local ctx = { wb = wb, F = formats(wb) }
@@ -410,6 +430,7 @@ function M.write_workbook(path, fm)
   write_s3(ctx, fm)
   write_outliers(ctx, fm)
   write_orchestration(ctx, fm)
+  write_thresholds(ctx, fm)
   wb:close()
 end
 

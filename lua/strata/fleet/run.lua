@@ -252,36 +252,13 @@ local function synthetic(st, t, node, phase, status, reason, pair)
                started = core.utc(), duration_s = 0, source = t.where }
 end
 
--- The outlier tolerance: FLEET.node_ratio.min in the thresholds file or
--- --set FLEET.node_ratio.min=V, else the model's default.
-function M.ratio(s, o)
-  local thresholds = require "strata.thresholds"
-  local r
-  if s.thresholds_file then
-    local all = thresholds.load(s.thresholds_file)
-    local c = all.FLEET and all.FLEET.node_ratio and all.FLEET.node_ratio.min
-    if c then r = { value = tonumber(c.value), source = c.source } end
-  end
-  for _, kv in ipairs(o.set or {}) do
-    local set = thresholds.parse_set(kv)
-    if set and set.id == "FLEET" and set.metric == "node_ratio" and set.op == "min" then
-      r = { value = tonumber(set.value), source = "--set " .. kv }
-    end
-  end
-  if r and not r.value then
-    error(require("strata.args").usage_error(
-      "FLEET.node_ratio.min must be a number (" .. r.source .. ")"), 0)
-  end
-  return r
-end
-
 function M.main(o, paths, argv)
   if o.fleet ~= "slurm" then
     error(require("strata.args").usage_error(
       ("--fleet %s: the scheduler must be slurm"):format(tostring(o.fleet))), 0)
   end
   local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
-                         profile = o.profile, set = o.set }
+                         profile = o.profile, set = o.set, fleet = true }
   local order = runner.plan(s.tests, s.by_id, o.only)
   if #order == 0 then
     io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
@@ -328,7 +305,7 @@ function M.main(o, paths, argv)
             started = core.utc(), files = s.files, output = xlsx, journal = jpath,
             cwd = core.realpath("."),
             fleet = { scheduler = "slurm", job = alloc.job, nodelist = alloc.nodelist,
-                      nodes = node_info, pair_tests = pair_ids, node_ratio = M.ratio(s, o) } }
+                      nodes = node_info, pair_tests = pair_ids } }
   local crit = {}
   for _, c in ipairs(s.criteria) do
     crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
