@@ -21,8 +21,10 @@ M.STATUSES = { "PASS", "FAIL", "ERROR", "BLOCKED", "INCOMPLETE", "STOPPED",
                "SKIP", "NOT RUN" }
 
 -- Worst first when rolling cells up into a test.
+-- FLAKY (a fleet cell that failed a try and passed another, --until-pass)
+-- is worse than PASS and fails nothing.
 local RANK = { ERROR = 7, FAIL = 6, BLOCKED = 5, STOPPED = 4,
-               INCOMPLETE = 3, PASS = 2, SKIP = 1 }
+               INCOMPLETE = 3, FLAKY = 2.5, PASS = 2, SKIP = 1 }
 
 -- Statuses that put a test's rung below the line (lowest failed rung).
 local FAILED = { FAIL = true, ERROR = true }
@@ -66,6 +68,8 @@ end
 -- field carry status/reason only: those stand as written, but for the old
 -- "ERROR interrupted" of a SIGINT, which is STOPPED.
 function M.cell(rec)
+  -- a fleet cell whose tries both failed and passed (strata.fleet.tries)
+  if rec.flaky then return "FLAKY", rec.flaky end
   local o = rec.outcome
   if not o then
     if rec.status == "ERROR" and rec.reason == "interrupted" then

@@ -35,6 +35,9 @@ PATH: spec files or folders (default: specs/).
   --journal FILE          the journal (default: beside the workbook)
   --fleet slurm           across the nodes of this Slurm allocation, into
                           one fleet workbook (docs/fleet.md)
+  --until-pass N          (--fleet) a FAILed or ERRORed cell again, at most N
+                          tries: failed then passed is FLAKY
+  --repeat N              (--fleet) every cell N times; every try is kept
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
                           baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
@@ -45,7 +48,9 @@ run was interrupted), 2 usage or spec/site/threshold file errors.]],
 }
 
 -- check's options plus --fleet (docs/fleet.md)
-M.OPTIONS = setmetatable({ ["--fleet"] = "fleet" }, { __index = command.RUN_OPTIONS })
+M.OPTIONS = setmetatable({ ["--fleet"] = "fleet", ["--repeat"] = "repeat",
+                           ["--until-pass"] = "until_pass" },
+                         { __index = command.RUN_OPTIONS })
 
 -- The inventory is taken in a child process, as a cell is: what it
 -- probes (NVML, sysfs, libcurl's version) then neither hangs the run nor
@@ -90,6 +95,10 @@ function M.main(argv)
     if o.help then io.stdout:write(M.usage, "\n") return 0 end
     if o.lab then return require("strata.cmd.lab").run(argv, o) end
     if o.fleet then return require("strata.fleet.run").main(o, paths, argv) end
+    if o["repeat"] or o.until_pass then
+      error(args.usage_error((o["repeat"] and "--repeat" or "--until-pass")
+        .. " is a fleet option (strata run --fleet slurm): a single host's cells run once"), 0)
+    end
     local s = setup.load { paths = paths, site = o.site, profile = o.profile,
                            thresholds = o.thresholds, set = o.set }
     local order = runner.plan(s.tests, s.by_id, o.only)

@@ -15,9 +15,12 @@ local M = {}
 -- file, --profile, --set FLEET.node_ratio.min=V), the Thresholds sheet
 -- lists them, thresholds.judge judges them.  node_ratio: a node's cell
 -- headline over the fleet median of that cell (flipped for a max metric);
--- its limit lives in specs/thresholds.yaml.
+-- pair_ratio: a pair's headline over the median of the pairs without the
+-- node under question (strata.fleet.attrib); their limits live in
+-- specs/thresholds.yaml.
 M.TEST = { id = "FLEET", layer = "fleet", title = "Fleet model (outliers)",
-           criteria = {}, units = { node_ratio = "x" }, headline = "node_ratio",
+           criteria = {}, units = { node_ratio = "x", pair_ratio = "x" },
+           headline = "node_ratio",
            needs = {}, params = {},
            where = debug.getinfo(1, "S").source:gsub("^@", "") .. ":"
                    .. debug.getinfo(1, "l").currentline }
@@ -100,13 +103,18 @@ function M.ratio_of(crit)
   return { source = "no FLEET.node_ratio criterion in the thresholds: outliers not judged" }
 end
 
--- The first FLEET check a node's ratio fails (thresholds.judge), or nil.
-function M.judge_ratio(crit, rel)
-  local checks = require("strata.thresholds").judge(crit, { metrics = { node_ratio = rel } })
+-- The first FLEET check on metric (node_ratio, pair_ratio) that a ratio
+-- fails (thresholds.judge), or nil.
+function M.judge_ratio(crit, metric, rel)
+  local mine = {}
+  for _, c in ipairs(crit) do if c.metric == metric then mine[#mine + 1] = c end end
+  local checks = require("strata.thresholds").judge(mine, { metrics = { [metric] = rel } })
   for _, ck in ipairs(checks) do
     if not ck.ok then return ck end
   end
 end
+
+M.direction = direction
 
 -- What verdict.test needs to know of a test, from one of its records.
 local function info_of(r)
@@ -124,6 +132,12 @@ function M.build(records, opts)
   local pair_recs, incast_recs, s3_recs = {}, {}, {}
   local layer_of = {}
   local pair_ids = {}
+  -- every cell judged, then its tries (--repeat, --until-pass) made one:
+  -- the last stands for the cell, FLAKY when the tries disagreed
+  for _, r in ipairs(records) do
+    if r.type == "result" and r.node then r.status, r.reason = verdict.cell(r) end
+  end
+  fm.flaky = require("strata.fleet.tries").collapse(records)
   for _, r in ipairs(records) do
     if r.type == "run" then
       fm.run = r
@@ -150,10 +164,11 @@ function M.build(records, opts)
       if r.type == "plan" and r.phase == "node" then
         fm.by_node[r.node].plan = r
       elseif r.type == "result" then
-        r.status, r.reason = verdict.cell(r)
         fm.results[#fm.results + 1] = r
         layer_of[r.id] = layer_of[r.id] or { layer = r.layer, title = r.title }
-        if r.phase == "pair" then
+        if r.superseded then
+          -- an earlier try: on the Cells sheet, not in any roll-up
+        elseif r.phase == "pair" then
           if pair_ids[r.id] then pair_recs[#pair_recs + 1] = r end
         elseif r.phase == "incast" then
           incast_recs[#incast_recs + 1] = r
@@ -276,7 +291,7 @@ function M.build(records, opts)
       for _, x in ipairs(c.vals) do
         local rel = dir == "max" and (x.value == 0 and math.huge or med / x.value)
                     or x.value / med
-        local bad = M.judge_ratio(fleet_crit, rel)
+        local bad = M.judge_ratio(fleet_crit, "node_ratio", rel)
         if bad then
           local o = { node = x.node, id = c.id, cell = c.cell, metric = c.metric,
                       value = x.value, median = med, ratio = rel, unit = c.unit,
@@ -457,6 +472,7 @@ function M.build(records, opts)
   ov.launch_max_s = #ov.launch > 0 and mx or nil
   fm.overhead = ov
   fm.wall_s = fm.ended and fm.ended.wall_s
+  fm.attribution = require("strata.fleet.attrib").build(fm)
   return fm
 end
 

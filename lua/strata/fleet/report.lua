@@ -1,10 +1,11 @@
 -- strata.fleet.report: the fleet model as one workbook (Summary with the
--- node x rung matrix, Nodes, Cells, Pairs, Incast, S3, Outliers,
--- Orchestration), JSON and JUnit, each carrying the node; and the
+-- suspects and the node x rung matrix, Attribution, Heatmap (report_diag),
+-- Nodes, Cells, Pairs, Incast, S3, Outliers, Orchestration, Thresholds), JSON and JUnit, each carrying the node; and the
 -- Summary as text for the terminal.
 local cjson = require "cjson"
 local xl = require "strata.report"
 local common = require "strata.report.common"
+local diag = require "strata.fleet.report_diag"
 
 local M = {}
 local fmt = common.fmt
@@ -63,6 +64,7 @@ function M.summary_text(fm)
       end
     end
   end
+  out[#out + 1] = diag.text(fm):sub(1, -2)
   for _, o in ipairs(fm.outliers or {}) do
     p(("outlier: %s %s [%s] %s = %s vs fleet median %s (x%.2f < %g)"):format(
       o.node, o.id, o.cell, o.metric, fmt(o.value), fmt(o.median), o.ratio, fm.ratio.value or 0))
@@ -85,6 +87,8 @@ local function formats(wb)
     num = wb:format { border = 1, num_format = "0.###" },
     outlier = wb:format { border = 1, bg_color = "#FFEB9C", font_color = "#9C5700",
                           num_format = "0.###" },
+    outlier_wrap = wb:format { border = 1, bg_color = "#FFEB9C", font_color = "#9C5700",
+                               wrap = true, valign = "top" },
     status = {},
   }
   for s, c in pairs(common.STATUS_COLORS) do
@@ -132,6 +136,7 @@ local function write_summary(ctx, fm)
   kv("Node statuses", ("%d PASS, %d FAIL, %d ERROR, %d SKIP"):format(
     fm.node_counts.PASS or 0, fm.node_counts.FAIL or 0, fm.node_counts.ERROR or 0,
     fm.node_counts.SKIP or 0))
+  r = diag.write_summary(ws, F, r, fm)
   r = r + 1
   ws:write(r, 0, "Node x rung", F.h2)
   r = r + 1
@@ -189,9 +194,9 @@ end
 
 local function write_cells(ctx, fm)
   local F = ctx.F
-  local ws = sheet(ctx, "Cells", { 10, 8, 12, 8, 26, 9, 18, 12, 60 })
+  local ws = sheet(ctx, "Cells", { 10, 8, 12, 8, 26, 9, 18, 12, 60, 6 })
   header(ws, F, 0, { "Node", "Phase", "Pair", "Test", "Cell", "Status",
-                     "Headline metric", "Value", "Reason" })
+                     "Headline metric", "Value", "Reason", "Try" })
   ws:freeze_panes(1, 1)
   local r = 1
   for _, x in ipairs(fm.results) do
@@ -205,9 +210,10 @@ local function write_cells(ctx, fm)
     local v = x.headline and x.metrics and x.metrics[x.headline]
     ws:write(r, 7, type(v) == "number" and v or (v ~= nil and tostring(v) or nil), F.num)
     ws:write(r, 8, x.reason or "", F.wrap)
+    ws:write(r, 9, x.try and (x.try .. "/" .. tostring(x.tries or "?")) or "", F.text)
     r = r + 1
   end
-  ws:autofilter(0, 0, math.max(1, r - 1), 8)
+  ws:autofilter(0, 0, math.max(1, r - 1), 9)
 end
 
 local function write_pairs(ctx, fm)
@@ -423,6 +429,8 @@ function M.write_workbook(path, fm)
   wb:properties { title = "strata fleet report", subject = "verdict " .. fm.verdict,
                   comments = "written by strata " .. tostring(fm.run.version or "") }
   write_summary(ctx, fm)
+  diag.write_attribution(ctx, fm, sheet, header)
+  diag.write_heatmap(ctx, fm, sheet, header)
   write_nodes(ctx, fm)
   write_cells(ctx, fm)
   write_pairs(ctx, fm)
@@ -464,7 +472,9 @@ function M.json_doc(fm)
   for _, r in ipairs(fm.results) do
     results[#results + 1] = { node = r.node, phase = r.phase, pair = r.pair, id = r.id,
                               layer = r.layer, cell = r.cell, status = r.status,
-                              reason = r.reason, metrics = r.metrics, checks = r.checks }
+                              reason = r.reason, metrics = r.metrics, checks = r.checks,
+                              try = r.try, tries = r.tries, superseded = r.superseded,
+                              tries_seen = r.tries_seen, spread = r.spread }
   end
   local s3 = {}
   for _, row in ipairs(fm.s3 or {}) do
@@ -475,7 +485,8 @@ function M.json_doc(fm)
            lowest_failed = fm.lowest_failed, fleet = fm.run.fleet,
            started = fm.run.started, outlier_ratio = fm.ratio, nodes = nodes,
            pairs = pairs_, incast = fm.incast and fm.incast.receiver or nil, s3 = s3,
-           outliers = fm.outliers, orchestration = fm.overhead, results = results }
+           outliers = fm.outliers, orchestration = fm.overhead, results = results,
+           attribution = diag.json(fm) }
 end
 
 local function esc(s, attr) return require("strata.report.junit").escape(s, attr) end

@@ -252,6 +252,22 @@ local function synthetic(st, t, node, phase, status, reason, pair)
                started = core.utc(), duration_s = 0, source = t.where }
 end
 
+-- --repeat N / --until-pass N: tries per cell and the mode (nil: once).
+function M.tries(o)
+  local usage = require("strata.args").usage_error
+  if o["repeat"] and o.until_pass then
+    error(usage("--repeat and --until-pass: one or the other"), 0)
+  end
+  local v = o["repeat"] or o.until_pass
+  if not v then return nil end
+  local n = tonumber(v)
+  if not n or n < 1 or n % 1 ~= 0 or n > 100 then
+    error(usage(("%s %s: a whole number of tries, 1 to 100"):format(
+      o["repeat"] and "--repeat" or "--until-pass", v)), 0)
+  end
+  return math.tointeger(n), o["repeat"] and "repeat" or "until_pass"
+end
+
 function M.main(o, paths, argv)
   if o.fleet ~= "slurm" then
     error(require("strata.args").usage_error(
@@ -264,6 +280,7 @@ function M.main(o, paths, argv)
     io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
     return 2
   end
+  local tries, try_mode = M.tries(o)
   local ok, alloc = pcall(slurm.allocation)
   if not ok then
     if slurm.is_usage_error(alloc) then
@@ -305,7 +322,8 @@ function M.main(o, paths, argv)
             started = core.utc(), files = s.files, output = xlsx, journal = jpath,
             cwd = core.realpath("."),
             fleet = { scheduler = "slurm", job = alloc.job, nodelist = alloc.nodelist,
-                      nodes = node_info, pair_tests = pair_ids } }
+                      nodes = node_info, pair_tests = pair_ids,
+                      tries = tries, try_mode = try_mode } }
   local crit = {}
   for _, c in ipairs(s.criteria) do
     crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
@@ -327,7 +345,8 @@ function M.main(o, paths, argv)
                           timeout = t.timeout or 60, cells = #spec.cells(t) }
     end
     local w = { node = node, phase = phase, files = files, thresholds = th,
-                profile = prof, set = o.set, site = site, only = ids(tests), meta = meta }
+                profile = prof, set = o.set, site = site, only = ids(tests), meta = meta,
+                tries = tries, try_mode = try_mode }
     for k, v in pairs(extra or {}) do w[k] = v end
     return w
   end
