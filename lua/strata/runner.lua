@@ -504,7 +504,7 @@ function M.run(order, opts)
       if o.kind == "ok" then
         checks = thresholds.judge(crits, {
           site = opts.site, metrics = metrics or {}, cell = cell,
-          lookup = lookup, baseline = opts.baseline and function()
+          lookup = lookup, fleet = opts.fleet, baseline = opts.baseline and function()
             return compare.lookup(opts.baseline, t.id, t.params, cell)
           end })
       end

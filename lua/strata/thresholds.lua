@@ -7,7 +7,8 @@
 -- a literal, a list (for `in`), or an expression `[factor *] ref` where
 -- ref is `site.<path>`, `<TESTID>.<metric>` (the same matrix cell of that
 -- test), `baseline.<metric>` (the same test and cell in the run given with
--- --baseline) or `<metric>` (a metric of the same result).
+-- --baseline), `fleet.median.<metric>` (the fleet's median of the same
+-- test and cell: fleet runs) or `<metric>` (a metric of the same result).
 local yaml = require "strata.yaml"
 local spec = require "strata.spec"
 local common = require "strata.report.common"
@@ -99,6 +100,13 @@ local function parse_limit(v, by_id)
     local site_path = ref:match("^site%.(.+)$")
     if site_path then
       return { kind = "ref", factor = factor, site = site_path, ref = ref }
+    end
+    -- fleet.median.<metric>: the fleet's median of the same test and cell
+    -- (judged by the fleet model, strata.fleet.baseline; a node alone
+    -- cannot evaluate it)
+    local fstat, fmetric = ref:match("^fleet%.(median)%.(.+)$")
+    if fstat then
+      return { kind = "ref", factor = factor, fleet = fmetric, stat = fstat, ref = ref }
     end
     local base_metric = ref:match("^baseline%.(.+)$")
     if base_metric then
@@ -297,6 +305,10 @@ local function site_get(site, path)
 end
 M.site_get = site_get
 
+-- A node of a fleet run (ctx.fleet == "defer") leaves a fleet.median
+-- check to the fleet model (strata.fleet.baseline): ok for now, marked.
+local DEFER = {}
+
 -- Evaluate a limit: returns value or nil, why.
 -- ctx = { site, metrics, cell, lookup = function(id, cell) -> metrics|nil, why }
 local function eval_limit(l, ctx)
@@ -307,6 +319,14 @@ local function eval_limit(l, ctx)
     if v == nil then
       return nil, ("site.%s is not set in the site file"):format(l.site)
     end
+  elseif l.fleet then
+    if not ctx.fleet then
+      return nil, ("%s is the fleet's: judged by strata run --fleet"):format(l.ref)
+    end
+    if ctx.fleet == "defer" then return nil, DEFER end
+    local fv, why = ctx.fleet(l.stat, l.fleet)
+    if fv == nil then return nil, why end
+    v = fv
   elseif l.baseline then
     if not ctx.baseline then
       return nil, ("%s needs a baseline: strata run --baseline FILE.jsonl"):format(l.ref)
@@ -386,7 +406,9 @@ function M.judge(criteria, ctx)
       local ck = { metric = name, criterion = c.metric, op = c.op,
                    expr = c.expr, limit = limit, value = v, text = text,
                    source = c.source }
-      if limit == nil then
+      if why == DEFER then
+        ck.ok, ck.deferred = true, true
+      elseif limit == nil then
         ck.ok, ck.why = false, "cannot evaluate: " .. why
         ck.unresolved = true
       elseif v == nil then

@@ -66,6 +66,63 @@ fm = fmodel.build(journal.read(dir .. "/run-3nodes.jsonl"))
 check(#fm.outliers == 0 and fm.ratio.value == nil and fm.ratio.source:find("not judged", 1, true),
       "no FLEET criterion: outliers not judged, and the model says so")
 
+-- 2b. the fleet as its own baseline: a criterion on fleet.median.<metric>
+-- (deferred on the node, judged by the fleet model); n3's halved B01 fails it
+do
+  local recs = halved()
+  local crit = { id = "B01", metric = "get.gbps", op = "min",
+                 expr = "0.8 * fleet.median.get.gbps", source = "--set B01.get.gbps.min=..." }
+  for _, r in ipairs(recs) do
+    if r.type == "thresholds" then table.insert(r.criteria, crit) end
+    if r.type == "result" and r.id == "B01" then
+      -- what a node journals for it (thresholds.judge with fleet = "defer")
+      local th = require "strata.thresholds"
+      local c = { id = crit.id, metric = crit.metric, op = crit.op, expr = crit.expr,
+                  source = crit.source, limit = th.parse_limit(crit.expr, {}) }
+      c.text = th.text(c)
+      local ck = th.judge({ c }, { metrics = r.metrics, fleet = "defer" })[1]
+      check(ck.ok and ck.deferred, "a node defers fleet.median (" .. r.node .. ")")
+      table.insert(r.checks, ck)
+    end
+  end
+  fm = fmodel.build(recs)
+  local st = {}
+  for _, n in ipairs(fm.nodes) do st[n.name] = n.tests.B01.status end
+  local why = fm.by_node.n3.tests.B01.reason or ""
+  check(st.n1 == "PASS" and st.n2 == "PASS" and st.n3 == "FAIL" and why:find("get.gbps", 1, true),
+        ("fleet.median judged by the fleet: n1 %s n2 %s n3 %s (%s)"):format(st.n1, st.n2, st.n3, why))
+  local base
+  for _, b in ipairs(fm.baseline) do
+    if b.id == "B01" and b.metric == "get.gbps" then base = b end
+  end
+  check(base and base.n == 3 and base.min < base.median and base.median <= base.max,
+        "the fleet baseline of B01 get.gbps: median and spread over 3 nodes")
+end
+
+-- 2c. tries: a real `strata node` output of FT2 with --until-pass 3 on one
+-- node (fixtures/fleet/README.md): FAIL then PASS is FLAKY, both kept
+do
+  local recs = journal.read(dir .. "/run-3nodes.jsonl")
+  local tries = journal.read(dir .. "/node-ft2-until-pass.jsonl")
+  for _, r in ipairs(tries) do
+    if r.type == "result" then
+      r.node, r.phase = "n2", "node"
+      table.insert(recs, #recs, r)
+    end
+  end
+  fm = fmodel.build(recs)
+  local ft2 = {}
+  for _, r in ipairs(fm.results) do
+    if r.id == "FT2" then ft2[#ft2 + 1] = ("%d %s%s"):format(r.try, r.status, r.superseded and "*" or "") end
+  end
+  check(table.concat(ft2, ",") == "1 FAIL*,2 FLAKY", "both tries kept, the last FLAKY: " .. table.concat(ft2, ","))
+  check(fm.by_node.n2.tests.FT2.status == "FLAKY" and fm.by_node.n2.status == "PASS",
+        "n2's FT2 FLAKY; n2 fails nothing: " .. fm.by_node.n2.status)
+  local fl = fm.attribution.flaky
+  check(#fm.flaky == 1 and #fl == 1 and fl[1].node == "n2" and #fm.attribution.suspects == 0,
+        "n2 a flaky node, no suspect")
+end
+
 -- 3. a node whose step died: its tests without a result are ERROR
 recs = load()
 local kept = {}

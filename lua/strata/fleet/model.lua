@@ -132,8 +132,14 @@ function M.build(records, opts)
   local pair_recs, incast_recs, s3_recs = {}, {}, {}
   local layer_of = {}
   local pair_ids = {}
-  -- every cell judged, then its tries (--repeat, --until-pass) made one:
-  -- the last stands for the cell, FLAKY when the tries disagreed
+  -- criteria that name the fleet's baseline (fleet.median.<metric>)
+  -- judged with it, every cell judged, then its tries (--repeat,
+  -- --until-pass) made one: the last stands for the cell, FLAKY when the
+  -- tries disagreed
+  local base = require "strata.fleet.baseline"
+  for _, r in ipairs(records) do
+    if r.type == "thresholds" then base.rejudge(records, r.criteria) end
+  end
   for _, r in ipairs(records) do
     if r.type == "result" and r.node then r.status, r.reason = verdict.cell(r) end
   end
@@ -473,6 +479,7 @@ function M.build(records, opts)
   fm.overhead = ov
   fm.wall_s = fm.ended and fm.ended.wall_s
   fm.attribution = require("strata.fleet.attrib").build(fm)
+  fm.baseline = select(2, base.stats(records))
   return fm
 end
 
