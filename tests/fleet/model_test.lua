@@ -183,6 +183,14 @@ local rows = py:read("a")
 py:close()
 check(rows:find("'FLEET', 'node_ratio', 'min'", 1, true) ~= nil,
       "the Thresholds sheet lists FLEET.node_ratio: " .. rows)
+py = io.popen(("/usr/bin/python3 -c \"import openpyxl; wb = openpyxl.load_workbook('%s'); "
+  .. "print(wb.sheetnames); print([r[:5] for r in wb['Baseline'].iter_rows(values_only=True) "
+  .. "if r[0] == 'B01' and r[3] == 'get.gbps'])\""):format(out .. "/model.xlsx"))
+rows = py:read("a")
+py:close()
+check(rows:find("'Attribution', 'Heatmap', 'Baseline'", 1, true) ~= nil
+      and rows:find("('B01', 's3', None, 'get.gbps', 3)", 1, true) ~= nil,
+      "Attribution, Heatmap and Baseline sheets; B01 get.gbps over 3 nodes: " .. rows)
 
 print(fails .. " failed")
 os.exit(fails == 0 and 0 or 1)

@@ -431,6 +431,7 @@ function M.write_workbook(path, fm)
   write_summary(ctx, fm)
   diag.write_attribution(ctx, fm, sheet, header)
   diag.write_heatmap(ctx, fm, sheet, header)
+  diag.write_baseline(ctx, fm, sheet, header)
   write_nodes(ctx, fm)
   write_cells(ctx, fm)
   write_pairs(ctx, fm)
@@ -486,7 +487,7 @@ function M.json_doc(fm)
            started = fm.run.started, outlier_ratio = fm.ratio, nodes = nodes,
            pairs = pairs_, incast = fm.incast and fm.incast.receiver or nil, s3 = s3,
            outliers = fm.outliers, orchestration = fm.overhead, results = results,
-           attribution = diag.json(fm) }
+           attribution = diag.json(fm), baseline = diag.baseline_rows(fm) }
 end
 
 local function esc(s, attr) return require("strata.report.junit").escape(s, attr) end

@@ -2,7 +2,8 @@
 -- "Attribution"): the suspects and the FLAKY cells on the Summary, the
 -- Attribution sheet (every suspect's evidence, the flaky nodes, every try
 -- of a retried cell with its spread), the Heatmap sheet (a node x node
--- matrix per pair test, coloured by value), and the same in JSON and text.
+-- matrix per pair test, coloured by value), the Baseline sheet (the fleet's
+-- median and spread per cell), and the same in JSON and text.
 local common = require "strata.report.common"
 
 local M = {}
@@ -155,6 +156,51 @@ function M.write_heatmap(ctx, fm, sheet, header)
       max_color = dir == "max" and worst or best })
     for j = 1, #names do ws:set_column(j, j, 11) end
     r = last + 2
+  end
+end
+
+-- The baseline rows worth a line: each test's headline metric and the
+-- metrics its criteria name (a node's counters would be thousands).
+function M.baseline_rows(fm)
+  local want = {}
+  for _, r in ipairs(fm.results) do
+    if r.headline then want[r.id .. "|" .. r.headline] = true end
+  end
+  for _, c in ipairs(fm.criteria or {}) do want[c.id .. "|" .. c.metric] = true end
+  local out = {}
+  for _, b in ipairs(fm.baseline or {}) do
+    if want[b.id .. "|" .. b.metric] then out[#out + 1] = b end
+  end
+  table.sort(out, function(x, y)
+    return table.concat({ x.id, x.phase or "", x.cell, x.metric }, "|")
+         < table.concat({ y.id, y.phase or "", y.cell, y.metric }, "|")
+  end)
+  return out
+end
+
+-- Sheet Baseline: the fleet as its own baseline, per test, phase, cell
+-- and metric over the nodes (the last try of each cell): what a criterion
+-- names as fleet.median.<metric>.
+function M.write_baseline(ctx, fm, sheet, header)
+  local F = ctx.F
+  local ws = sheet(ctx, "Baseline", { 8, 8, 26, 22, 6, 12, 12, 12, 10 })
+  ws:write(0, 0, "The fleet's own baseline: per test, phase, cell and metric over the "
+    .. "nodes; a criterion may name it as fleet.median.<metric>, e.g. "
+    .. "R2 bw_gbps: { min: \"0.9 * fleet.median.bw_gbps\" }", F.note)
+  header(ws, F, 2, { "Test", "Phase", "Cell", "Metric", "Nodes", "Min", "Median",
+                     "Max", "Max/Min" })
+  local r = 3
+  for _, b in ipairs(M.baseline_rows(fm)) do
+    ws:write(r, 0, b.id, F.key)
+    ws:write(r, 1, b.phase or "", F.text)
+    ws:write(r, 2, b.cell, F.text)
+    ws:write(r, 3, b.metric, F.text)
+    ws:write(r, 4, b.n, F.num)
+    ws:write(r, 5, num(b.min), F.num)
+    ws:write(r, 6, num(b.median), F.num)
+    ws:write(r, 7, num(b.max), F.num)
+    ws:write(r, 8, num(b.min ~= 0 and b.max / b.min or nil), F.num)
+    r = r + 1
   end
 end
 
