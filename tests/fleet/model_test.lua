@@ -123,6 +123,21 @@ do
         "n2 a flaky node, no suspect")
 end
 
+-- 2d. --until-pass/--repeat are fleet options; FLEET's criteria take --set
+do
+  local exe = require("strata.core").exe_dir() .. "/strata"
+  local function rc(cmd)
+    local ok, _, code = os.execute(cmd .. " >/dev/null 2>&1")
+    return ok and 0 or code
+  end
+  check(rc(exe .. " run --until-pass 2 --only H1 specs") == 2,
+        "strata run --until-pass without --fleet: exit 2")
+  check(rc(exe .. " check specs --set FLEET.node_ratio.min=0.85 --set FLEET.pair_ratio.min=0.3") == 0,
+        "strata check --set FLEET.node_ratio.min=0.85: exit 0")
+  check(rc(exe .. " check specs --set FLEET.node_ratio.min=fast") == 2,
+        "a FLEET limit that is no number: exit 2")
+end
+
 -- 3. a node whose step died: its tests without a result are ERROR
 recs = load()
 local kept = {}

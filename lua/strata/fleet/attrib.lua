@@ -20,7 +20,6 @@ local model = require "strata.fleet.model"
 local M = {}
 
 local BAD = { FAIL = true, ERROR = true }
-local GOOD = { PASS = true, FLAKY = true }
 
 local function rel_of(v, ref, dir)
   if type(v) ~= "number" or type(ref) ~= "number" or ref == 0 then return nil end
@@ -84,7 +83,7 @@ local function one_test(fm, id, list, crit, names)
     if #touch > 0 and #other > 0 then
       local good_other = false
       for _, p in ipairs(other) do
-        if GOOD[p.status] and not judge_pair(p, model.median(values(list)), dir, {}).bad then
+        if not BAD[p.status] and type(p.value) == "number" then
           good_other = true
         end
       end
