@@ -66,6 +66,24 @@ fm = fmodel.build(journal.read(dir .. "/run-3nodes.jsonl"))
 check(#fm.outliers == 0 and fm.ratio.value == nil and fm.ratio.source:find("not judged", 1, true),
       "no FLEET criterion: outliers not judged, and the model says so")
 
+-- 2a. S3's straggler view on the same records: n3 (halved GET) is the
+-- slowest GET client and a straggler below node_ratio x the clients' median
+do
+  local recs = halved()
+  for _, r in ipairs(recs) do   -- its window doubled: its own Gbit/s halved
+    if r.type == "result" and r.id == "B01" and r.node == "n3" then
+      r.metrics["get.elapsed_s"] = r.metrics["get.elapsed_s"] * 2
+    end
+  end
+  fm = fmodel.build(recs)
+  local rows = require("strata.fleet.report_diag").s3_clients(fm)
+  local get
+  for _, x in ipairs(rows) do if x.id == "B01" and x.op == "get" then get = x end end
+  check(get and #get.clients == 3 and get.slowest == "n3" and get.stragglers[1] == "n3"
+        and #get.stragglers == 1 and get.clients[1].p99_ms ~= nil,
+        "B01 GET per client: n3 slowest and the one straggler, p99 per client")
+end
+
 -- 2b. the fleet as its own baseline: a criterion on fleet.median.<metric>
 -- (deferred on the node, judged by the fleet model); n3's halved B01 fails it
 do

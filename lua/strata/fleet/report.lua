@@ -338,6 +338,7 @@ local function write_s3(ctx, fm)
   ws:write(r + 1, 0, "Merged percentiles: every client's request latencies pooled, then "
     .. "nearest rank (as engine/core/stats.c does for one client); never an average of "
     .. "per-client percentiles", F.note)
+  diag.write_s3_clients(ws, F, r + 3, fm, header)
 end
 
 local function write_outliers(ctx, fm)
@@ -487,7 +488,8 @@ function M.json_doc(fm)
            started = fm.run.started, outlier_ratio = fm.ratio, nodes = nodes,
            pairs = pairs_, incast = fm.incast and fm.incast.receiver or nil, s3 = s3,
            outliers = fm.outliers, orchestration = fm.overhead, results = results,
-           attribution = diag.json(fm), baseline = diag.baseline_rows(fm) }
+           attribution = diag.json(fm), baseline = diag.baseline_rows(fm),
+           s3_clients = diag.s3_clients(fm) }
 end
 
 local function esc(s, attr) return require("strata.report.junit").escape(s, attr) end

@@ -204,6 +204,83 @@ function M.write_baseline(ctx, fm, sheet, header)
   end
 end
 
+-- S3's straggler view: per row, op and client its own throughput and
+-- latency percentiles (nearest rank over its own samples) beside the
+-- merged figures; a client below FLEET.node_ratio x the clients' median
+-- throughput is a straggler (strata.thresholds.judge), the slowest named.
+function M.s3_clients(fm)
+  local model = require "strata.fleet.model"
+  local crit = model.fleet_criteria(fm.criteria, fm.run)
+  local out = {}
+  for _, row in ipairs(fm.s3 or {}) do
+    for _, op in ipairs { "get", "put" } do
+      local cl = {}
+      for _, r in ipairs(row.clients) do
+        local m = r.metrics or {}
+        local b, e = m[op .. ".bytes"], m[op .. ".elapsed_s"]
+        if type(b) == "number" and type(e) == "number" and e > 0 then
+          local x = { node = r.node, gbps = b * 8 / e / 1e9, status = r.status }
+          local all = {}
+          for _, tb in ipairs(r.tables or {}) do
+            if tb.name == op .. ".lat_samples_ms" then
+              for _, v in ipairs(tb.rows or {}) do all[#all + 1] = v[1] end
+            end
+          end
+          table.sort(all)
+          x.p50_ms, x.p99_ms = model.nearest_rank(all, 50), model.nearest_rank(all, 99)
+          cl[#cl + 1] = x
+        end
+      end
+      if #cl > 0 then
+        local xs = {}
+        for _, x in ipairs(cl) do xs[#xs + 1] = x.gbps end
+        local med = model.median(xs)
+        local slow = {}
+        for _, x in ipairs(cl) do
+          x.vs_median = med and med > 0 and x.gbps / med or nil
+          local ck = x.vs_median and #cl >= 3 and model.judge_ratio(crit, "node_ratio", x.vs_median)
+          if ck then
+            x.straggler = ck.why
+            slow[#slow + 1] = x.node
+          end
+        end
+        table.sort(cl, function(a, b) return a.gbps < b.gbps end)
+        out[#out + 1] = { id = row.id, cell = row.cell, op = op, clients = cl,
+                          median_gbps = med, slowest = cl[1].node, stragglers = slow }
+      end
+    end
+  end
+  return out
+end
+
+-- Below the S3 sheet's merged rows, from row r.
+function M.write_s3_clients(ws, F, r, fm, header)
+  local rows = M.s3_clients(fm)
+  if #rows == 0 then return r end
+  ws:write(r, 0, "Per client (slowest first): its own throughput and latency over its own "
+    .. "samples; a straggler is below FLEET.node_ratio x the clients' median (3 or more clients)",
+    F.note)
+  r = r + 1
+  header(ws, F, r, { "Test", "Cell", "Op", "Client", "Gbit/s", "x median", "p50 ms",
+                     "p99 ms", "Straggler" })
+  r = r + 1
+  for _, x in ipairs(rows) do
+    for _, c in ipairs(x.clients) do
+      ws:write(r, 0, x.id, F.text)
+      ws:write(r, 1, x.cell, F.text)
+      ws:write(r, 2, x.op:upper(), F.text)
+      ws:write(r, 3, c.node, F.key)
+      ws:write(r, 4, num(c.gbps), c.straggler and F.outlier or F.num)
+      ws:write(r, 5, num(c.vs_median), F.num)
+      ws:write(r, 6, num(c.p50_ms), F.num)
+      ws:write(r, 7, num(c.p99_ms), F.num)
+      ws:write(r, 8, c.straggler or (c.node == x.slowest and "slowest" or ""), F.wrap)
+      r = r + 1
+    end
+  end
+  return r
+end
+
 -- JSON: the suspects with their evidence, the flaky nodes and cells.
 function M.json(fm)
   local a = fm.attribution or { suspects = {}, flaky = {} }
