@@ -575,10 +575,12 @@ def diag_mode():
     check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
     prof = os.path.join(root, "lab", "thresholds.yaml")
     tag = "%d" % time.time()
-    # TCG's pair figures swing 2-3x with the host's load (docs/fleet.md):
-    # a suspect must be 4x off the pairs without it
+    # TCG's pair figures swing with the host's load: R3's median latency
+    # 0.58 to 4.4 ms between the pairs of one clean run (2026-12-06), R2
+    # 2.8x: a suspect must be 20x off the pairs without it (the link is
+    # held up 200 ms: R3 through it some 100x slower)
     common_args = ["--profile", prof, "--until-pass", "2",
-                   "--set", "FLEET.pair_ratio.min=0.25",
+                   "--set", "FLEET.pair_ratio.min=0.05",
                    "--only", "FT2", "--only", "R2", "--only", "R3", "--only", "R7",
                    "specs", os.path.join(here, "specs")]
     site = diag_site("diag-clean")
@@ -601,8 +603,8 @@ def diag_mode():
     site = diag_site("diag-fault", "fleet_test: { flaky_node: %s, flaky_tag: t%s }\n"
                      % (flaky, tag))
     sh = os.path.join(here, "slurm.sh")
-    p = subprocess.run([sh, "link", bed, bad, "60000"], capture_output=True, text=True)
-    check(p.returncode == 0, "%s's RDMA link held up 60 ms a packet: %s"
+    p = subprocess.run([sh, "link", bed, bad, "200000"], capture_output=True, text=True)
+    check(p.returncode == 0, "%s's RDMA link held up 200 ms a packet: %s"
           % (bad, (p.stdout + p.stderr).strip()))
     try:
         rc, out, wall = fleet_run(3, ["--site", site] + common_args, "diag-fault",
@@ -622,8 +624,8 @@ def diag_mode():
           "the suspect is node %s alone: %s" % (bad, [s.get("text") for s in sus]))
     ev = sus[0]["evidence"] if sus else []
     check(ev and all(bad in (e["a"], e["b"]) for e in ev)
-          and {e["test"] for e in ev} >= {"R2", "R3"},
-          "its evidence: R2 and R3 pairs through %s: %s"
+          and len([e for e in ev if e["test"] == "R3"]) == 2,
+          "its evidence: both R3 pairs through %s (and any other pair through it): %s"
           % (bad, [(e["test"], e["pair"], e.get("ratio")) for e in ev]))
     rows = attribution_sheet(wb)
     check(rows and all(r[0] == "node" and r[1] == bad for r in rows),

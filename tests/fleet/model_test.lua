@@ -156,6 +156,62 @@ do
         "a FLEET limit that is no number: exit 2")
 end
 
+-- 2e. attribution on recorded pair matrices of the RDMA guests
+-- (fixtures/fleet/README.md: a clean run and one with g2's link held up)
+do
+  local function with_pair_ratio(recs, v)
+    for _, r in ipairs(recs) do
+      if r.type == "thresholds" then
+        for _, c in ipairs(r.criteria) do
+          if c.id == "FLEET" and c.metric == "pair_ratio" then
+            c.expr, c.text, c.source = v, "pair_ratio >= " .. v, "model_test.lua"
+          end
+        end
+      end
+    end
+    return recs
+  end
+  local function suspects(f)
+    local out = {}
+    for _, s in ipairs(f.attribution.suspects) do out[#out + 1] = s.kind .. " " .. s.name end
+    return table.concat(out, ", ")
+  end
+  fm = fmodel.build(journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl"))
+  local s = fm.attribution.suspects
+  local tests, through = {}, true
+  for _, e in ipairs(s[1] and s[1].evidence or {}) do
+    tests[#tests + 1] = e.test .. " " .. e.pair
+    if e.a ~= "g2" and e.b ~= "g2" then through = false end
+  end
+  table.sort(tests)
+  check(suspects(fm) == "node g2" and through and table.concat(tests, ",")
+        == "R2 g2->g3,R3 g1->g2,R3 g2->g3,R7 g2->g1",
+        "g2 held up: node g2 the one suspect; evidence " .. table.concat(tests, ","))
+  check(s[1] and s[1].text:find("R3 g1->g2 median_us 60530.9 vs 3514.98 (x0.06)", 1, true),
+        "the evidence says how far below: " .. tostring(s[1] and s[1].text))
+  check(#fm.flaky == 1 and fm.attribution.flaky[1].node == "g3"
+        and fm.by_node.g3.tests.FT2.status == "FLAKY", "FT2 FLAKY on g3, named apart")
+  fm = fmodel.build(with_pair_ratio(journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl"), 0.1))
+  check(suspects(fm) == "node g2", "at pair_ratio 0.1 still node g2: " .. suspects(fm))
+  fm = fmodel.build(journal.read(dir .. "/diag-clean-3guests.jsonl"))
+  check(suspects(fm) == "node g1", "the clean run at 0.25: TCG's R3 noise names g1 (as recorded): "
+        .. suspects(fm))
+  fm = fmodel.build(with_pair_ratio(journal.read(dir .. "/diag-clean-3guests.jsonl"), 0.1))
+  check(suspects(fm) == "" and #fm.flaky == 0, "the clean run at 0.1: no suspect, no FLAKY")
+  -- a single slow link: g3 -> g1's R2 figure cut to a tenth (in memory),
+  -- g3's other pair and g1's other pair (0.36 of the third: TCG) above
+  -- pair_ratio 0.3: the link, not a node
+  local recs = with_pair_ratio(journal.read(dir .. "/diag-clean-3guests.jsonl"), 0.3)
+  for _, r in ipairs(recs) do
+    if r.type == "result" and r.phase == "pair" and r.id == "R3" then r.metrics.median_us = 1000 end
+    if r.type == "result" and r.phase == "pair" and r.id == "R2" and r.pair[1] == "g3" then
+      r.metrics.bw_gbps = r.metrics.bw_gbps / 10
+    end
+  end
+  fm = fmodel.build(recs)
+  check(suspects(fm) == "link g1-g3", "one slow link: link g1-g3: " .. suspects(fm))
+end
+
 -- 3. a node whose step died: its tests without a result are ERROR
 recs = load()
 local kept = {}

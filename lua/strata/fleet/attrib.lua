@@ -10,9 +10,11 @@
 -- its headline below FLEET.pair_ratio x the median of the pairs not
 -- touching it) while a pair without it is good.  A bad pair no suspect
 -- node explains is a suspect link (its headline against the median of
--- every other pair).  R7: a sender whose share of a multi-sender cell is
--- below FLEET.pair_ratio x the cell's median share is evidence against the
--- link sender -> receiver.  The ratio is judged by strata.thresholds like
+-- every other pair) unless it touches a node that is a suspect of any
+-- test: then it is more evidence against that node.  R7: a sender whose
+-- share of a multi-sender cell is below FLEET.pair_ratio x the cell's
+-- median share is evidence against the link sender -> receiver (or the
+-- suspect node it names).  The ratio is judged by strata.thresholds like
 -- any criterion (the FLEET test of strata.fleet.model); without a
 -- FLEET.pair_ratio criterion only FAIL/ERROR pairs count.
 local model = require "strata.fleet.model"
@@ -170,10 +172,16 @@ function M.build(fm)
     end
     for _, e in ipairs(l) do links[#links + 1] = e end
   end
-  -- R7's low senders: evidence for a suspect node, else a suspect link
-  for _, e in ipairs(incast(fm, crit)) do
-    if by_node[e.a] then table.insert(by_node[e.a], e) else links[#links + 1] = e end
+  -- R7's low senders, then the bad pairs of one test that name a node
+  -- another test found a suspect (R3 through it all slow, one of its R2
+  -- pairs slow): evidence for that node; the rest are suspect links
+  for _, e in ipairs(incast(fm, crit)) do links[#links + 1] = e end
+  local rest = {}
+  for _, e in ipairs(links) do
+    local n = by_node[e.a] and e.a or (by_node[e.b] and e.b)
+    if n then table.insert(by_node[n], e) else rest[#rest + 1] = e end
   end
+  links = rest
   local a = { suspects = {}, flaky = {},
               rule = #crit > 0 and ("pairs below %s (%s), or FAIL/ERROR, against the "
                 .. "pairs without the node"):format(crit[1].text, crit[1].source)
