@@ -144,16 +144,23 @@ end
 -- 2d. --until-pass/--repeat are fleet options; FLEET's criteria take --set
 do
   local exe = require("strata.core").exe_dir() .. "/strata"
+  local specs = dir .. "/../../specs"
   local function rc(cmd)
-    local ok, _, code = os.execute(cmd .. " >/dev/null 2>&1")
-    return ok and 0 or code
+    local p = io.popen(cmd .. " 2>&1")
+    local text = p:read("a")
+    local _, _, code = p:close()
+    return code, text
   end
-  check(rc(exe .. " run --until-pass 2 --only H1 specs") == 2,
-        "strata run --until-pass without --fleet: exit 2")
-  check(rc(exe .. " check specs --set FLEET.node_ratio.min=0.85 --set FLEET.pair_ratio.min=0.3") == 0,
-        "strata check --set FLEET.node_ratio.min=0.85: exit 0")
-  check(rc(exe .. " check specs --set FLEET.node_ratio.min=fast") == 2,
-        "a FLEET limit that is no number: exit 2")
+  local code, text = rc(exe .. " run --until-pass 2 --only H1 " .. specs)
+  check(code == 2 and text:find("fleet option", 1, true),
+        "strata run --until-pass without --fleet: exit 2: " .. text)
+  code, text = rc(exe .. " check " .. specs .. " --set FLEET.node_ratio.min=0.85"
+                  .. " --set FLEET.pair_ratio.min=0.3")
+  check(code == 0, "strata check --set FLEET.node_ratio.min=0.85: exit 0: " .. text)
+  code, text = rc(exe .. " check " .. specs .. " --profile " .. dir
+                  .. "/../../lab/thresholds.yaml --set FLEET.node_ratio.min=fast")
+  check(code == 2 and text:find("FLEET.node_ratio.min", 1, true),
+        "a FLEET limit that is no number: exit 2: " .. text)
 end
 
 -- 2e. attribution on recorded pair matrices of the RDMA guests
