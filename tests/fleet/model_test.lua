@@ -198,6 +198,18 @@ do
         "the evidence says how far below: " .. tostring(s[1] and s[1].text))
   check(#fm.flaky == 1 and fm.attribution.flaky[1].node == "g3"
         and fm.by_node.g3.tests.FT2.status == "FLAKY", "FT2 FLAKY on g3, named apart")
+  report.write(fm, { xlsx = out .. "/diag.xlsx" })
+  local py = io.popen(("/usr/bin/python3 -c \"import openpyxl; wb = openpyxl.load_workbook('%s'); "
+    .. "h = wb['Heatmap']; print(sorted((str(r.sqref), r.rules[0].type) for r in h.conditional_formatting)); "
+    .. "print([c.value for c in h['C'][3:6]]); "
+    .. "print([r[1] for r in wb['Summary'].iter_rows(values_only=True) if r[0] == 'Suspect node'])\"")
+    :format(out .. "/diag.xlsx"))
+  local got = py:read("a")
+  py:close()
+  check(got:find("('B11:D13', 'colorScale'), ('B5:D7', 'colorScale')", 1, true)
+        and got:find("['g2', 0.0376", 1, true)
+        and got:find("node g2: every pair", 1, true),
+        "Heatmap: a colour scale on each pair matrix; Summary names g2: " .. got)
   fm = fmodel.build(with_pair_ratio(journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl"), 0.1))
   check(suspects(fm) == "node g2", "at pair_ratio 0.1 still node g2: " .. suspects(fm))
   fm = fmodel.build(journal.read(dir .. "/diag-clean-3guests.jsonl"))
