@@ -198,6 +198,11 @@ do
         "the evidence says how far below: " .. tostring(s[1] and s[1].text))
   check(#fm.flaky == 1 and fm.attribution.flaky[1].node == "g3"
         and fm.by_node.g3.tests.FT2.status == "FLAKY", "FT2 FLAKY on g3, named apart")
+  local xml = report.junit_text(fm)
+  local _, flakies = xml:gsub("<flakyFailure ", "")
+  check(flakies == 1 and not xml:find('name="FT2" time="[^"]*"><failure')
+        and xml:find('failures="0" errors="0"', 1, true),
+        "JUnit: FT2 on g3 a flakyFailure, its failed try no failure, the run no failures")
   report.write(fm, { xlsx = out .. "/diag.xlsx" })
   local py = io.popen(("/usr/bin/python3 -c \"import openpyxl; wb = openpyxl.load_workbook('%s'); "
     .. "h = wb['Heatmap']; print(sorted((str(r.sqref), r.rules[0].type) for r in h.conditional_formatting)); "

@@ -501,11 +501,13 @@ function M.junit_text(fm)
   for _, r in ipairs(fm.results) do
     local key = r.node .. (r.phase == "pair" and ".pairs" or r.phase == "incast" and ".incast"
                            or r.phase == "s3" and ".s3" or "")
-    if not by_node[key] then
+    if r.superseded then
+      key = nil   -- an earlier try: its cell's last try stands for it
+    elseif not by_node[key] then
       by_node[key] = {}
       suites[#suites + 1] = key
     end
-    table.insert(by_node[key], r)
+    if key then table.insert(by_node[key], r) end
   end
   local total, fails, errs, skips = 0, 0, 0, 0
   local body = {}
@@ -525,6 +527,10 @@ function M.junit_text(fm)
       elseif r.status == "ERROR" then
         e = e + 1
         c = c .. ('<error message="%s"/>'):format(why)
+      elseif r.status == "FLAKY" then
+        -- Maven Surefire's rerun report: passed, with the failed try
+        c = c .. ('<flakyFailure message="%s"/><system-out>FLAKY: %s</system-out>')
+          :format(why, why)
       elseif r.status == "SKIP" or r.status == "BLOCKED" then
         s = s + 1
         c = c .. ('<skipped message="%s%s"/>'):format(r.status == "BLOCKED" and "BLOCKED: " or "", why)
