@@ -194,7 +194,7 @@ do
   check(suspects(fm) == "node g2" and through and table.concat(tests, ",")
         == "R2 g2->g3,R3 g1->g2,R3 g2->g3,R7 g2->g1",
         "g2 held up: node g2 the one suspect; evidence " .. table.concat(tests, ","))
-  check(s[1] and s[1].text:find("R3 g1->g2 median_us 60530.9 vs 3514.98 (x0.06)", 1, true),
+  check(s[1] and s[1].text:find("R3 g1->g2 median_us 60530.9 vs 3514.98 (x0.058)", 1, true),
         "the evidence says how far below: " .. tostring(s[1] and s[1].text))
   check(#fm.flaky == 1 and fm.attribution.flaky[1].node == "g3"
         and fm.by_node.g3.tests.FT2.status == "FLAKY", "FT2 FLAKY on g3, named apart")

@@ -227,7 +227,7 @@ function M.evidence_text(e)
   local head = e.test .. (e.cell and e.cell ~= "" and ("[" .. e.cell .. "]") or "")
     .. " " .. e.pair
   if e.ratio and e.ratio == e.ratio and e.ratio ~= math.huge then
-    return ("%s %s %s vs %s (x%.2f)"):format(head, e.metric or "", num(e.value),
+    return ("%s %s %s vs %s (x%.2g)"):format(head, e.metric or "", num(e.value),
                                            num(e.reference), e.ratio)
   end
   return ("%s %s"):format(head, tostring(e.why or e.status):gsub("\n.*", ""):sub(1, 120))
