@@ -162,7 +162,8 @@ def run_mode():
     check(inc and inc[0]["node"] == "n1", "R7 ran on the receiver n1")
 
     wb = openpyxl.load_workbook(out + ".xlsx")
-    check(wb.sheetnames[:4] == ["Summary", "Nodes", "Cells", "Pairs"],
+    check(wb.sheetnames[:7] == ["Summary", "Attribution", "Heatmap", "Baseline", "Nodes",
+                                "Cells", "Pairs"] and wb.sheetnames[-1] == "Thresholds",
           "fleet workbook sheets: %s" % wb.sheetnames)
     m = matrix(wb)
     check(sorted(m) == ["n1", "n2", "n3"], "Summary matrix has a row per node")
