@@ -56,19 +56,10 @@ function M.baseline_record(path, model)
            results = rs }
 end
 
--- Whether a higher value of metric is better for test t: its criterion's
--- op says (min -> higher is better, max -> lower); else its unit (a
--- bandwidth or rate: higher; a time: lower); else nil (just "changed").
+-- Whether a higher value of metric is better for test t (strata.model:
+-- its criterion, else its unit, else nil: just "changed").
 local function better_up(t, metric, unit)
-  for _, c in ipairs(t.criteria or {}) do
-    if c.metric == metric then
-      if c.op == "min" then return true end
-      if c.op == "max" then return false end
-    end
-  end
-  local kind = units.kind(unit)
-  if kind == "bandwidth" or kind == "rate" then return true end
-  if kind == "time" then return false end
+  return require("strata.model").better(t.criteria, metric, unit or false)
 end
 
 -- Flatten an inventory into "key" -> text, lists of records keyed by their
@@ -127,8 +118,9 @@ function M.diff(A, B, tolerance)
     if not ta[t.id] then order[#order + 1] = t.id end
   end
   local ra, rb = verdict.by_test(A.results), verdict.by_test(B.results)
-  local RANK = { PASS = 1, SKIP = 2, INCOMPLETE = 3, ["NOT RUN"] = 3,
-                 STOPPED = 3, BLOCKED = 4, FAIL = 5, ERROR = 5 }
+  -- PASS -> WARN is worse (a warn limit crossed), WARN -> PASS better
+  local RANK = { PASS = 1, WARN = 1.5, SKIP = 2, INCOMPLETE = 3,
+                 ["NOT RUN"] = 3, STOPPED = 3, BLOCKED = 4, FAIL = 5, ERROR = 5 }
   for _, id in ipairs(order) do
     local a, b = ta[id], tb[id]
     local t = a or b
@@ -143,6 +135,8 @@ function M.diff(A, B, tolerance)
     if e.changed and (RANK[e.status_b] or 6) > (RANK[e.status_a] or 6) then
       e.worse = true
       d.regressions = d.regressions + 1
+    elseif e.changed and (RANK[e.status_b] or 6) < (RANK[e.status_a] or 6) then
+      e.better = true
     end
     -- cells in A's order, then B's own
     local cells, by_label = {}, {}

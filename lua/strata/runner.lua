@@ -13,6 +13,7 @@ local thresholds = require "strata.thresholds"
 local verdict = require "strata.verdict"
 local compare = require "strata.compare"
 local denull = require("strata.journal").denull
+local model = require "strata.model"
 
 local M = {}
 
@@ -215,9 +216,7 @@ end
 function M.plan_record(order, expect, spec_root)
   local tests = {}
   for i, t in ipairs(order) do
-    tests[i] = { id = t.id, layer = t.layer, title = t.title,
-                 params = t.params, cells = #spec.cells(t), needs = t.needs,
-                 headline = t.headline, units = t.units, source = t.where }
+    tests[i] = model.test_info(t, #spec.cells(t))
   end
   return { type = "plan", tests = tests, expect = expect,
            spec_root = spec_root }
@@ -422,13 +421,11 @@ function M.run(order, opts)
     -- needs: a need that did not PASS blocks (or skips) the whole test
     local gate, why = verdict.gate(t.needs, rolled)
     if gate then
-      keep { type = "result", id = t.id, layer = t.layer, title = t.title,
-             params = t.params, cells = ncells, headline = t.headline,
-             unit = unit, units = t.units, source = t.where, tags = t.tags,
+      keep(model.result(t, ncells, unit, {
              cell = {}, cell_index = 1, checks = {},
              outcome = { kind = gate == "BLOCKED" and "blocked"
                          or "gated_skip", why = why },
-             started = core.utc(), duration_s = 0 }
+             started = core.utc(), duration_s = 0 }))
     end
     -- The cell being run, for the progress ticks (one closure and one
     -- options table per test, not per cell; the label is made only when
@@ -509,15 +506,12 @@ function M.run(order, opts)
           end })
       end
       if o.kind == "stopped" then interrupted = true end
-      -- one constructor, sized for every field (and status, reason)
-      local r = keep { type = "result", id = t.id, layer = t.layer, title = t.title,
-             params = t.params, cells = ncells, headline = t.headline,
-             unit = unit, units = t.units, source = t.where, tags = t.tags,
+      local r = keep(model.result(t, ncells, unit, {
              cell = cell, cell_index = ci, started = started,
              duration_s = duration, outcome = o, tables = out.tables or {},
              notes = notes, series = out.series, metrics = metrics,
              checks = checks or {}, try = tries > 1 and try or nil,
-             tries = tries > 1 and tries or nil }
+             tries = tries > 1 and tries or nil }))
       if interrupted then
         if nxt then nxt:drop() end
         break
@@ -528,9 +522,8 @@ function M.run(order, opts)
         try = 1
       end
     end
-    local roll = verdict.test({ id = t.id, layer = t.layer, title = t.title,
-      params = t.params, cells = ncells, headline = t.headline,
-      units = t.units, source = t.where }, M.last_tries(results[t.id] or {}), crits, true)
+    local roll = verdict.test(model.test_info(t, ncells), M.last_tries(results[t.id] or {}),
+                              crits, true)
     rolled[t.id] = roll
     local line = ("[%2d/%d] %-8s %-8s %-40s %-7s %5.1f s"):format(i, total,
       t.id, t.layer, t.title:sub(1, 40), roll.status, core.now() - t0)

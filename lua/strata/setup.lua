@@ -114,14 +114,14 @@ function M.load(opts)
   local fleet_test = require("strata.fleet.model").TEST
   local known = setmetatable({ [fleet_test.id] = fleet_test }, { __index = by_id })
   local tfile = opts.thresholds or default_thresholds(paths)
-  local file_crit = {}
+  local file_crit, gates = {}, {}
   if tfile then
     if core.stat(tfile) ~= "file" then
       spec.error(tfile, "thresholds file not found")
     end
     -- tests the file names but no loaded spec defines: a typo, or specs
     -- left out of this run; only `strata check` warns about them
-    file_crit = thresholds.load(tfile, opts.warn_unknown and known or nil)
+    file_crit, gates = thresholds.load(tfile, opts.warn_unknown and known or nil)
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
   end
   -- a profile (--profile, e.g. the lab's) replaces the criteria of the
@@ -130,7 +130,9 @@ function M.load(opts)
     if core.stat(opts.profile) ~= "file" then
       spec.error(opts.profile, "thresholds profile not found")
     end
-    local prof = thresholds.load(opts.profile, opts.warn_unknown and known or nil)
+    local prof, pgates = thresholds.load(opts.profile,
+                                         opts.warn_unknown and known or nil)
+    for id, g in pairs(pgates) do gates[id] = g end
     for id, metrics in pairs(prof) do
       file_crit[id] = file_crit[id] or {}
       for metric, ops in pairs(metrics) do file_crit[id][metric] = ops end
@@ -138,6 +140,13 @@ function M.load(opts)
     s.files[#s.files + 1] = { path = opts.profile, role = "thresholds profile" }
   end
   s.thresholds_file = tfile
+  -- record only: a test's `gate = false` (spec), `gate: false` (thresholds
+  -- file or profile), or every test (--no-gate)
+  for _, t in ipairs(tests) do
+    local g = gates[t.id]
+    if g then t.gate, t.gate_source = g.value, g.source end
+    if opts.no_gate then t.gate, t.gate_source = false, "--no-gate" end
+  end
 
   local sets = {}
   for _, kv in ipairs(opts.set or {}) do

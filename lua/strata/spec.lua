@@ -37,37 +37,15 @@ local FIELDS = {
   id = "string", layer = "string", title = "string", description = "string",
   needs = "table", tags = "table", timeout = "number", matrix = "table",
   sample = "table", headline = "string", criteria = "table",
-  units = "table", run = "function",
+  units = "table", run = "function", gate = "boolean",
 }
-local OPS = { min = true, max = true, eq = true, ne = true, ["in"] = true }
-M.OPS = OPS
+M.OPS = require("strata.criteria").OPS
 
 local function is_list(t)
   if type(t) ~= "table" then return false end
   local n = 0
   for _ in pairs(t) do n = n + 1 end
   return n == #t
-end
-
-local function check_criteria(where, id, crit)
-  for metric, ops in pairs(crit) do
-    if type(metric) ~= "string" then
-      M.error(where, "test %s: criteria keys must be metric names", id)
-    end
-    if type(ops) ~= "table" then
-      M.error(where, "test %s: criteria.%s must be a table like { min = 10 }",
-              id, metric)
-    end
-    for op, v in pairs(ops) do
-      if not OPS[op] then
-        M.error(where, "test %s: criteria.%s: unknown operator '%s' "
-                .. "(use min, max, eq, ne, in)", id, metric, tostring(op))
-      end
-      if op == "in" and not is_list(v) then
-        M.error(where, "test %s: criteria.%s.in must be a list", id, metric)
-      end
-    end
-  end
 end
 
 local function check_matrix(where, id, m)
@@ -116,42 +94,65 @@ local function check_matrix(where, id, m)
   return params
 end
 
--- The file:line of each criterion a test{} at file:line defines: the first
--- line below `criteria =` in that test's text that names the metric.  Lua
--- tables keep no lines; the text does.  Metrics not found are left out
--- (their criterion then points at `test {`).
+-- The criteria of a test{} at file:line, read by strata.criteria into
+-- { [name] = entry } with each limit's and member's file:line: the first
+-- line below `criteria =` (below its group's line, for a member) in that
+-- test's text that names it.  Lua tables keep no lines; the text does.
+-- Names not found point at their group, or at `test {`.
 local text_lines = {}
-local function criteria_where(file, line, crit)
-  if not file or next(crit) == nil then return nil end
+local function file_lines(file)
   local lines = text_lines[file]
-  if not lines then
-    lines = {}
+  if not lines and file then
     local f = io.open(file, "r")
     if not f then return nil end
+    lines = {}
     for l in f:lines() do lines[#lines + 1] = l end
     f:close()
     text_lines[file] = lines
   end
-  local stop = #lines
-  for j = line + 1, #lines do
+  return lines
+end
+
+local function parse_criteria(where, id, crit)
+  local file, line = where:match("^(.*):(%d+)$")
+  line = tonumber(line)
+  local lines = file and file_lines(file) or {}
+  local stop, from = #lines, nil
+  for j = (line or 1) + 1, #lines do
     if lines[j]:match("^%s*test%s*[{(]") then stop = j - 1 break end
   end
-  local from
-  for j = line, stop do
-    if lines[j]:match("criteria%s*=") then from = j break end
+  for j = line or 1, stop do
+    if lines[j] and lines[j]:match("criteria%s*=") then from = j break end
   end
-  if not from then return nil end
-  local out = {}
-  for metric in pairs(crit) do
-    local esc = metric:gsub("%p", "%%%0")
-    for j = from, stop do
-      local l = " " .. lines[j]
-      if l:match("[%s{,]" .. esc .. "%s*=")
-         or l:match("%[%s*[\"']" .. esc .. "[\"']%s*%]%s*=") then
-        out[metric] = ("%s:%d"):format(file, j)
-        break
+  local start = setmetatable({}, { __mode = "k" })  -- table -> its line
+  start[crit] = from
+  local function at(tbl, key)
+    local first = start[tbl]
+    if not first then return nil end
+    local found = first
+    if type(key) == "string" then
+      local esc = key:gsub("%p", "%%%0")
+      found = nil
+      for j = first, stop do
+        local l = " " .. lines[j]
+        if l:match("[%s{,]" .. esc .. "%s*=")
+           or l:match("%[%s*[\"']" .. esc .. "[\"']%s*%]%s*=") then
+          found = j
+          break
+        end
       end
     end
+    if type(tbl[key]) == "table" then start[tbl[key]] = found or first end
+    return found and ("%s:%d"):format(file, found) or nil
+  end
+  local function fail(w, fmt, ...) M.error(w or where, fmt, ...) end
+  local out = {}
+  for name, node in pairs(crit) do
+    if type(name) ~= "string" then
+      M.error(where, "test %s: criteria keys must be metric names", id)
+    end
+    out[name] = require("strata.criteria").parse(name, node, at, fail,
+      at(crit, name) or where, ("test %s: criteria.%s"):format(id, name))
   end
   return out
 end
@@ -196,7 +197,7 @@ local function validate(def, where)
       end
     end
   end
-  check_criteria(where, id, def.criteria or {})
+  local criteria = parse_criteria(where, id, def.criteria or {})
   local units = {}
   for metric, u in pairs(def.units or {}) do
     local cu, why = require("strata.units").canon(u)
@@ -208,11 +209,12 @@ local function validate(def, where)
     description = def.description, needs = def.needs or {},
     tags = def.tags or {}, timeout = def.timeout or 60,
     sample = def.sample, headline = def.headline,
-    criteria = def.criteria or {}, units = units, run = def.run,
+    criteria = criteria, units = units, run = def.run,
+    -- false: record only (measured and judged; gates neither the exit
+    -- code nor the tests that need it)
+    gate = def.gate ~= false, gate_source = def.gate == false and where or nil,
     where = where, file = where:match("^(.*):%d+$"),
   }
-  t.criteria_where = criteria_where(t.file,
-    tonumber(where:match(":(%d+)$")), t.criteria)
   if def.matrix then
     t.params = check_matrix(where, id, def.matrix)
     t.matrix = def.matrix

@@ -12,18 +12,29 @@
 local yaml = require "strata.yaml"
 local spec = require "strata.spec"
 local common = require "strata.report.common"
+local criteria = require "strata.criteria"
 
 local M = {}
 
-local SYMBOL = { min = ">=", max = "<=", eq = "==", ne = "!=", ["in"] = "in" }
+local model = require "strata.model"
 
--- Load a thresholds file: { [id] = { [metric] = { [op] = {value, source} } } }
+-- the one operator table (strata.model): ">=" in texts, "<" not holding
+local function SYM(op) return model.symbol(op, "text") end
+local function NOT_SYM(op) return model.symbol(op, "negated") end
+
+-- Load a thresholds file: { [id] = { [name] = entry } }, each entry as
+-- strata.criteria reads it (a limit with its warn band, or a group), every
+-- limit with the file:line of its value; and { [id] = { value, source } }
+-- for each test's `gate: false` (record only).
 function M.load(path, known)
   local doc, lines = spec.protect(yaml.load_file, path)
-  local out = {}
-  local function line(t, k)
-    return ("%s:%d"):format(path, (lines[t] or {})[k] or 1)
+  local out, gates = {}, {}
+  local function at(t, k)
+    local l = (lines[t] or {})[k]
+    return l and ("%s:%d"):format(path, l) or nil
   end
+  local function line(t, k) return at(t, k) or (path .. ":1") end
+  local function fail(where, fmt, ...) spec.error(where, fmt, ...) end
   for id, metrics in pairs(doc) do
     local where = line(doc, id)
     if type(id) ~= "string" or type(metrics) ~= "table" then
@@ -34,27 +45,20 @@ function M.load(path, known)
                       :format(where, id))
     end
     out[id] = out[id] or {}
-    for metric, ops in pairs(metrics) do
-      local mwhere = line(metrics, metric)
-      if type(ops) ~= "table" then
-        spec.error(mwhere, "%s.%s: expected a mapping like { min: 10 }", id,
-                   tostring(metric))
-      end
-      out[id][metric] = out[id][metric] or {}
-      for op, v in pairs(ops) do
-        local owhere = line(ops, op)
-        if not spec.OPS[op] then
-          spec.error(owhere, "%s.%s: unknown operator '%s' (use min, max, eq, ne, in)",
-                     id, metric, tostring(op))
+    for metric, node in pairs(metrics) do
+      if metric == "gate" then
+        if type(node) ~= "boolean" then
+          spec.error(line(metrics, metric), "%s.gate: expected true or false "
+                     .. "(false: record only)", id)
         end
-        if op == "in" and type(v) ~= "table" then
-          spec.error(owhere, "%s.%s.in: expected a list", id, metric)
-        end
-        out[id][metric][op] = { value = v, source = owhere }
+        gates[id] = { value = node, source = line(metrics, metric) }
+      else
+        out[id][metric] = criteria.parse(metric, node, at, fail,
+          line(metrics, metric), ("%s.%s"):format(id, tostring(metric)))
       end
     end
   end
-  return out
+  return out, gates
 end
 
 -- "R2.bw_gbps.min=0.9 * site.x" -> id, metric, op, value (or nil = drop)
@@ -128,23 +132,186 @@ end
 
 M.parse_limit = parse_limit
 
+-- Merge entry e over entry into (the same name, a lower precedence): a
+-- group replaces whatever was there, and is replaced whole; a limit
+-- replaces the operators it gives, each with its own warn band.
+local function merge(into, e)
+  if e.group or not into or into.group then return e end
+  local m = { metric = e.metric, ops = {}, warn = nil }
+  for op, x in pairs(into.ops) do m.ops[op] = x end
+  for op, x in pairs(into.warn or {}) do
+    m.warn = m.warn or {}
+    m.warn[op] = x
+  end
+  for op, x in pairs(e.ops) do
+    m.ops[op] = x
+    if m.warn then m.warn[op] = nil end
+    if e.warn and e.warn[op] then
+      m.warn = m.warn or {}
+      m.warn[op] = e.warn[op]
+    end
+  end
+  return m
+end
+
+-- A copy of a limit entry (sets change it; the spec's stays as loaded).
+local function copy_limit(e)
+  local c = { metric = e.metric, ops = {}, warn = nil }
+  for op, x in pairs(e.ops) do c.ops[op] = x end
+  for op, x in pairs(e.warn or {}) do
+    c.warn = c.warn or {}
+    c.warn[op] = x
+  end
+  return c
+end
+
+-- The entry a --set names: "metric", "metric.warn", or a member of a group
+-- "label.member[.member...]" (then its owner list and place, so a dropped
+-- member leaves its group).  Returns entry, warn?, list, index.
+local function set_target(m, name)
+  local warn = false
+  if name:match("%.warn$") and not m[name] then
+    name, warn = name:sub(1, -6), true
+  end
+  if m[name] or not name:find(".", 1, true) then return m[name], warn, nil, name end
+  local head, rest = name:match("^([^.]+)%.(.+)$")
+  local g = m[head]
+  while g and g.group do
+    local part, tail = rest:match("^([^.]+)%.(.+)$")
+    for i, mem in ipairs(g.members) do
+      if mem.metric == rest then return mem, warn, g.members, i end
+      if part and mem.metric == part and mem.group then
+        g, rest = mem, tail
+        goto next
+      end
+    end
+    do return nil, warn end
+    ::next::
+  end
+  return nil, warn
+end
+
+-- A group copied down to the member a --set changes (copy on write).
+local function copy_group(g)
+  local c = { metric = g.metric, group = g.group, source = g.source,
+              members = {} }
+  for i, mem in ipairs(g.members) do
+    c.members[i] = mem.group and copy_group(mem) or copy_limit(mem)
+  end
+  return c
+end
+
+-- Apply one --set to a test's merged entries m.
+local function apply_set(m, s)
+  local name = s.metric
+  local head = name:match("^([^.]+)%.") or name
+  if m[head] and m[head].group and head ~= name then m[head] = copy_group(m[head]) end
+  local e, warn, list, idx = set_target(m, name)
+  if e and e.group then
+    spec.error(s.source, "%s.%s is an %s group: set one of its members "
+               .. "(%s.%s.<member>.%s=VALUE)", s.id, e.metric, e.group, s.id,
+               e.metric, s.op)
+  end
+  if not e and list == nil and not m[idx or name] and name:find(".", 1, true)
+     and m[head] and m[head].group then
+    spec.error(s.source, "%s.%s has no member '%s'", s.id, head,
+               name:sub(#head + 2))
+  end
+  if not e then
+    if warn then
+      spec.error(s.source, "%s.%s.warn.%s: a WARN band sits beside a FAIL "
+                 .. "limit: %s.%s has none", s.id, idx, s.op, s.id, idx)
+    end
+    if s.drop then return end
+    e = { metric = name, ops = {} }
+    m[name] = e
+  elseif not list then
+    e = copy_limit(e)
+    m[idx] = e
+  else
+    e = copy_limit(e)
+    list[idx] = e
+  end
+  local entry = (not s.drop) and { value = s.value, source = s.source } or nil
+  if warn then
+    if not e.ops[s.op] and entry then
+      spec.error(s.source, "%s.%s.warn.%s: a WARN band sits beside a FAIL "
+                 .. "limit: give %s.%s.%s too", s.id, e.metric, s.op, s.id,
+                 e.metric, s.op)
+    end
+    e.warn = e.warn or {}
+    e.warn[s.op] = entry
+  else
+    e.ops[s.op] = entry
+    if e.warn then e.warn[s.op] = nil end
+  end
+  if list and next(e.ops) == nil then table.remove(list, idx) end
+end
+
+local OP_ORDER = { "eq", "in", "max", "min", "ne" }   -- sorted, as before
+
+-- The resolved criteria of an entry, appended to out: one per operator
+-- of a limit (with its warn band as c.warn, the same shape), one per
+-- group (its members resolved the same way, in the order written).
+local function flatten(id, e, by_id, out)
+  if e.group then
+    local members = {}
+    for _, mem in ipairs(e.members) do flatten(id, mem, by_id, members) end
+    if #members == 0 then return out end   -- every member dropped (--set)
+    out[#out + 1] = model.criterion { id = id, metric = e.metric,
+      op = e.group, members = members, source = e.source }
+    return out
+  end
+  for _, op in ipairs(OP_ORDER) do
+    local x = e.ops[op]
+    if x then
+      local limit = parse_limit(x.value, by_id)
+      local c = model.criterion { id = id, metric = e.metric, op = op,
+        value = x.value, ref = limit.ref, limit = limit, source = x.source }
+      local w = e.warn and e.warn[op]
+      if w then
+        local wl = parse_limit(w.value, by_id)
+        c.warn = model.criterion { id = id, metric = e.metric, op = op,
+          value = w.value, ref = wl.ref, limit = wl, source = w.source,
+          band = "warn" }
+      end
+      out[#out + 1] = c
+    end
+  end
+  return out
+end
+
+-- fn(c, parent) for every resolved criterion, group member and warn band.
+function M.each(list, fn, parent)
+  for _, c in ipairs(list) do
+    fn(c, parent)
+    if c.warn then fn(c.warn, c) end
+    if c.members then M.each(c.members, fn, c) end
+  end
+end
+
+-- The criteria as the journal's thresholds record keeps them (no parsed
+-- limits): id, metric, op, expr, ref, text, source, warn?, members?.
+function M.records(list)
+  local out = {}
+  for i, c in ipairs(list) do
+    out[i] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
+               ref = c.ref, text = c.text, source = c.source,
+               warn = c.warn and M.records({ c.warn })[1] or nil,
+               members = c.members and M.records(c.members) or nil }
+  end
+  return out
+end
+
 -- Resolve every test's criteria into a flat list of
--- { id, metric, op, limit = parsed, expr = text, source }.
+-- { id, metric, op, limit = parsed, expr = text, source, warn?, members? }.
 function M.resolve(tests, by_id, file_crit, sets)
   local merged = {}
   for _, t in ipairs(tests) do
     local m = {}
-    for metric, ops in pairs(t.criteria) do
-      m[metric] = {}
-      for op, v in pairs(ops) do
-        -- the criterion's own line in the spec, not that of `test {`
-        m[metric][op] = { value = v,
-                          source = (t.criteria_where or {})[metric] or t.where }
-      end
-    end
-    for metric, ops in pairs((file_crit or {})[t.id] or {}) do
-      m[metric] = m[metric] or {}
-      for op, e in pairs(ops) do m[metric][op] = e end
+    for metric, e in pairs(t.criteria) do m[metric] = e end
+    for metric, e in pairs((file_crit or {})[t.id] or {}) do
+      m[metric] = merge(m[metric], e)
     end
     merged[t.id] = m
   end
@@ -152,9 +319,7 @@ function M.resolve(tests, by_id, file_crit, sets)
     if not merged[s.id] then
       spec.error(s.source, "no loaded spec defines test '%s'", s.id)
     end
-    local m = merged[s.id]
-    m[s.metric] = m[s.metric] or {}
-    m[s.metric][s.op] = (not s.drop) and { value = s.value, source = s.source } or nil
+    apply_set(merged[s.id], s)
   end
   local list = {}
   for _, t in ipairs(tests) do
@@ -162,17 +327,7 @@ function M.resolve(tests, by_id, file_crit, sets)
     for metric in pairs(merged[t.id]) do metrics[#metrics + 1] = metric end
     table.sort(metrics)
     for _, metric in ipairs(metrics) do
-      local ops = {}
-      for op in pairs(merged[t.id][metric]) do ops[#ops + 1] = op end
-      table.sort(ops)
-      for _, op in ipairs(ops) do
-        local e = merged[t.id][metric][op]
-        local limit = parse_limit(e.value, by_id)
-        list[#list + 1] = {
-          id = t.id, metric = metric, op = op, value = e.value,
-          expr = e.value, ref = limit.ref, limit = limit, source = e.source,
-        }
-      end
+      flatten(t.id, merged[t.id][metric], by_id, list)
     end
   end
   -- what each test is known to report: its units, headline and the
@@ -183,7 +338,9 @@ function M.resolve(tests, by_id, file_crit, sets)
     local d = {}
     for k in pairs(t.units or {}) do d[k] = true end
     if t.headline then d[t.headline] = true end
-    for metric in pairs(merged[t.id]) do d[metric] = true end
+    for _, e in pairs(merged[t.id]) do
+      for _, metric in ipairs(criteria.metrics(e)) do d[metric] = true end
+    end
     local file = tostring(t.where):match("^(.*):%d+$")
     if file and sources[file] == nil then
       local f = io.open(file, "r")
@@ -202,10 +359,17 @@ function M.resolve(tests, by_id, file_crit, sets)
     end })
     declared[t.id] = d
   end
-  for _, c in ipairs(list) do
-    M.validate(c, declared[c.id])
-    c.text = M.text(c)
-  end
+  M.each(list, function(c, parent)
+    if not c.members then
+      if parent and c ~= parent.warn and c.metric:find("*", 1, true)
+         and not c.metric:match("^cv%(.*%)$") then
+        spec.error(c.source, "%s.%s: a member of %s %s names one metric, "
+                   .. "not a pattern", c.id, c.metric, parent.metric, parent.op)
+      end
+      M.validate(c, declared[c.id])
+    end
+  end)
+  for _, c in ipairs(list) do M.set_text(c) end
   return list
 end
 
@@ -218,7 +382,8 @@ end
 function M.validate(c, declared)
   local l, v = c.limit, c.value
   local function bad(fmt, ...)
-    spec.error(c.source, "%s.%s.%s: " .. fmt, c.id, c.metric, c.op, ...)
+    spec.error(c.source, "%s.%s.%s: " .. fmt, c.id, c.metric,
+               c.band and (c.band .. "." .. c.op) or c.op, ...)
   end
   if l.kind == "ref" then
     if l.own and declared and not declared[l.own] then
@@ -283,8 +448,16 @@ end
 local fmt_value = common.fmt
 M.fmt_value = fmt_value
 
--- "bw_gbps >= 0.9 x site.rdma.line_rate_gbps"
+-- "bw_gbps >= 0.9 x site.rdma.line_rate_gbps"; a group:
+-- "benefit: any of (throughput_x >= 1.1; cpu_lower_pct >= 20)".
+local function group_words(op) return model.GROUPS[op].text end
 function M.text(c)
+  if c.members then
+    local parts = {}
+    for i, mem in ipairs(c.members) do parts[i] = M.text(mem) end
+    return ("%s: %s (%s)"):format(c.metric, group_words(c.op),
+                                  table.concat(parts, "; "))
+  end
   local l = c.limit
   local rhs
   if l.kind == "ref" then
@@ -292,7 +465,14 @@ function M.text(c)
   else
     rhs = fmt_value(l.value)
   end
-  return ("%s %s %s"):format(c.metric, SYMBOL[c.op], rhs)
+  return ("%s %s %s"):format(c.metric, SYM(c.op), rhs)
+end
+
+-- Set c.text on a resolved criterion, its warn band and its members.
+function M.set_text(c)
+  c.text = M.text(c)
+  if c.warn then c.warn.text = M.text(c.warn) end
+  for _, mem in ipairs(c.members or {}) do M.set_text(mem) end
 end
 
 local function site_get(site, path)
@@ -377,51 +557,197 @@ local function compare(op, value, limit)
   return value <= limit
 end
 
--- Judge one result's metrics against the test's criteria.
--- Returns a list of checks {metric, op, limit, value, ok, text, source}.
-function M.judge(criteria, ctx)
-  local checks = {}
-  for _, c in ipairs(criteria) do
-    local limit, why = eval_limit(c.limit, ctx)
-    local names = {}
-    if c.metric:find("*", 1, true) then
-      for name in pairs(ctx.metrics) do
-        if glob_match(c.metric, name) then names[#names + 1] = name end
+-- The symbol of an operator that did not hold ("8 < 20" for a min).
+
+-- A limit's check text: its criterion text, and what a reference resolved
+-- to ("bw_gbps >= 0.9 x site.rdma.line_rate_gbps (= 90)").
+local function limit_text(c, limit)
+  return c.text .. model.resolved(c.limit.kind == "ref" and c.ref, limit)
+end
+
+-- The WARN band of a check that held its FAIL limit: ck.warn = true with
+-- ck.warn_why when the value is past the warn limit.
+local function judge_warn(ck, w, v, ctx)
+  local wl, why = eval_limit(w.limit, ctx)
+  ck.warn_limit, ck.warn_text = wl, "warn: " .. limit_text(w, wl)
+  ck.text = ck.text .. "; " .. ck.warn_text
+  if wl == nil then
+    ck.ok, ck.unresolved = false, true
+    ck.why = "cannot evaluate the warn limit: " .. why
+  elseif not compare(w.op, v, wl) then
+    ck.warn = true
+    ck.warn_why = ("%s = %s, past the warn limit %s %s"):format(ck.metric,
+      fmt_value(v), SYM(w.op), fmt_value(wl))
+  end
+end
+
+-- One member's outcome in its group's text: "throughput_x = 1.23 >= 1.1",
+-- "cpu_lower_pct = 8 < 20", "ttft_better_pct not measured".
+local function phrase(ck)
+  if ck.members then
+    return ("%s (%s: %s)"):format(ck.metric, group_words(ck.op), ck.detail)
+  end
+  if ck.unresolved then return ck.metric .. ": " .. ck.why end
+  if ck.value == nil then return ck.metric .. " not measured" end
+  local s = ("%s = %s %s %s"):format(ck.metric, fmt_value(ck.value),
+    ck.ok and SYM(ck.op) or NOT_SYM(ck.op), fmt_value(ck.limit))
+  if ck.warn then
+    s = s .. (" (warn: %s %s)"):format(NOT_SYM(ck.op), fmt_value(ck.warn_limit))
+  end
+  return s
+end
+
+local judge_one
+
+-- A group's check from its members' checks: any_of holds when one member
+-- held (a held member without warning makes it no warning), all_of when
+-- every member held (any warning is the group's).  A member that could
+-- not be evaluated makes the group unresolved only when it could decide.
+local function judge_group(c, ctx)
+  local members, held = {}, {}
+  local n_ok, n_clean, unresolved = 0, 0, nil
+  for _, mem in ipairs(c.members) do
+    local ck = judge_one(mem, ctx)[1]
+    members[#members + 1] = ck
+    if ck.unresolved then unresolved = unresolved or ck end
+    if ck.ok then
+      n_ok = n_ok + 1
+      held[#held + 1] = ck.metric
+      if not ck.warn then n_clean = n_clean + 1 end
+    end
+  end
+  local parts = {}
+  for i, ck in ipairs(members) do parts[i] = phrase(ck) end
+  local ck = { metric = c.metric, criterion = c.metric, op = c.op,
+               members = members, held = held, source = c.source,
+               detail = table.concat(parts, "; ") }
+  ck.text = ck.metric .. ": " .. ck.detail
+  if c.op == "any_of" then
+    ck.ok = n_ok > 0
+    ck.warn = ck.ok and n_clean == 0 or nil
+    if not ck.ok and unresolved then ck.unresolved = true end
+  else
+    ck.ok = n_ok == #members
+    ck.warn = ck.ok and n_clean < #members or nil
+    if unresolved then ck.ok, ck.unresolved = false, true end
+  end
+  if ck.unresolved then
+    ck.why = ("%s: cannot evaluate %s: %s"):format(c.metric,
+      unresolved.metric, unresolved.why)
+  elseif not ck.ok then
+    ck.why = ("%s: %s (%s)"):format(c.metric, c.op == "any_of" and "none held"
+      or ("%d of %d held"):format(n_ok, #members), ck.detail)
+  elseif ck.warn then
+    ck.warn_why = ("%s: held with a warning (%s)"):format(c.metric, ck.detail)
+  end
+  return { ck }
+end
+
+-- A derived metric a criterion may name: "cv(<names>)", the coefficient
+-- of variation in % (population standard deviation / |mean| x 100) of the
+-- numbers of this result that <names> (comma-separated) select: a metric,
+-- a list a spec returned ({ iter_gbps = { 9.8, 10.1, ... } } reads as
+-- iter_gbps.1, iter_gbps.2, ...), or a pattern (lat.*.p99).  Returns the
+-- value, or nil and why.
+local function derived(name, metrics)
+  local args = name:match("^cv%((.*)%)$")
+  if not args then return nil end
+  local xs = {}
+  local function add(v)
+    if type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge then
+      xs[#xs + 1] = v
+    end
+  end
+  for arg in args:gmatch("[^,]+") do
+    arg = arg:match("^%s*(.-)%s*$")
+    if arg:find("*", 1, true) then
+      local names = {}
+      for k in pairs(metrics) do
+        if glob_match(arg, k) then names[#names + 1] = k end
       end
       table.sort(names)
+      for _, k in ipairs(names) do add(metrics[k]) end
+    elseif metrics[arg] ~= nil then
+      add(metrics[arg])
     else
-      names[1] = c.metric
-    end
-    local text = c.text
-    if c.limit.kind == "ref" and limit ~= nil then
-      text = ("%s (= %s)"):format(text, fmt_value(limit))
-    end
-    if #names == 0 then
-      checks[#checks + 1] = { metric = c.metric, criterion = c.metric,
-        op = c.op, expr = c.expr, ok = false, text = text, source = c.source,
-        why = "no metric matches " .. c.metric }
-    end
-    for _, name in ipairs(names) do
-      local v = ctx.metrics[name]
-      local ck = { metric = name, criterion = c.metric, op = c.op,
-                   expr = c.expr, limit = limit, value = v, text = text,
-                   source = c.source }
-      if why == DEFER then
-        ck.ok, ck.deferred = true, true
-      elseif limit == nil then
-        ck.ok, ck.why = false, "cannot evaluate: " .. why
-        ck.unresolved = true
-      elseif v == nil then
-        ck.ok, ck.why = false, name .. " was not measured"
-      else
-        ck.ok = compare(c.op, v, limit)
-        if not ck.ok then
-          ck.why = ("%s = %s, wanted %s %s"):format(name, fmt_value(v),
-                                                 SYMBOL[c.op], fmt_value(limit))
-        end
+      for i = 1, math.huge do
+        local v = metrics[arg .. "." .. i]
+        if v == nil then break end
+        add(v)
       end
-      checks[#checks + 1] = ck
     end
+  end
+  if #xs < 2 then
+    return false, ("%s: %d number%s to compare, 2 or more needed"):format(
+      name, #xs, #xs == 1 and "" or "s")
+  end
+  local sum = 0
+  for _, x in ipairs(xs) do sum = sum + x end
+  local mean = sum / #xs
+  if mean == 0 then return false, name .. ": the mean is 0" end
+  local ss = 0
+  for _, x in ipairs(xs) do ss = ss + (x - mean) ^ 2 end
+  return math.sqrt(ss / #xs) / math.abs(mean) * 100
+end
+M.derived = derived
+
+-- The checks of one criterion (several for a pattern like delta.*.x).
+judge_one = function(c, ctx)
+  if c.members then return judge_group(c, ctx) end
+  local checks = {}
+  local limit, why = eval_limit(c.limit, ctx)
+  local names, values = {}, ctx.metrics
+  local dv, dwhy = derived(c.metric, ctx.metrics)
+  if dv ~= nil then
+    -- a derived metric (cv(...)): one value of its own
+    names[1] = c.metric
+    values = { [c.metric] = dv or nil }
+  elseif c.metric:find("*", 1, true) then
+    for name in pairs(ctx.metrics) do
+      if glob_match(c.metric, name) then names[#names + 1] = name end
+    end
+    table.sort(names)
+  else
+    names[1] = c.metric
+  end
+  local text = limit_text(c, limit)
+  if #names == 0 then
+    checks[#checks + 1] = { metric = c.metric, criterion = c.metric,
+      op = c.op, expr = c.expr, ok = false, text = text, source = c.source,
+      why = "no metric matches " .. c.metric }
+  end
+  for _, name in ipairs(names) do
+    local v = values[name]
+    local ck = model.check(c, { metric = name, limit = limit, value = v,
+                                text = text })
+    if why == DEFER then
+      ck.ok, ck.deferred = true, true
+    elseif limit == nil then
+      ck.ok, ck.why = false, "cannot evaluate: " .. why
+      ck.unresolved = true
+    elseif v == nil then
+      ck.ok, ck.why = false, dwhy or (name .. " was not measured")
+    else
+      ck.ok = compare(c.op, v, limit)
+      if not ck.ok then
+        ck.why = ("%s = %s, wanted %s %s"):format(name, fmt_value(v),
+                                               SYM(c.op), fmt_value(limit))
+      elseif c.warn then
+        judge_warn(ck, c.warn, v, ctx)
+      end
+    end
+    checks[#checks + 1] = ck
+  end
+  return checks
+end
+
+-- Judge one result's metrics against the test's criteria.
+-- Returns a list of checks {metric, op, limit, value, ok, text, source};
+-- a group's check holds its members' checks (members, held).
+function M.judge(criteria_list, ctx)
+  local checks = {}
+  for _, c in ipairs(criteria_list) do
+    for _, ck in ipairs(judge_one(c, ctx)) do checks[#checks + 1] = ck end
   end
   return checks
 end

@@ -6,25 +6,31 @@
 -- records.  The live run and `strata report` both call M.build on the
 -- records read back from the journal, so a replay shows what the run showed.
 --
--- Cell statuses:  PASS FAIL ERROR STOPPED BLOCKED SKIP
+-- Cell statuses:  PASS WARN FAIL ERROR STOPPED BLOCKED SKIP (WARN: every
+--                 check held its FAIL limit, one was past its warn limit)
 -- Test statuses:  the cells' worst, plus INCOMPLETE (fewer cells recorded
 --                 than planned: the run ended first) and NOT RUN (planned,
 --                 never started).
 local common = require "strata.report.common"
+local model = require "strata.model"
 
 local M = {}
 
 local fmt = common.fmt
 
 -- Display order of statuses (Summary counts, JSON counts).
-M.STATUSES = { "PASS", "FAIL", "ERROR", "BLOCKED", "INCOMPLETE", "STOPPED",
-               "SKIP", "NOT RUN" }
+M.STATUSES = { "PASS", "WARN", "FAIL", "ERROR", "BLOCKED", "INCOMPLETE",
+               "STOPPED", "SKIP", "NOT RUN" }
 
 -- Worst first when rolling cells up into a test.
 -- FLAKY (a fleet cell that failed a try and passed another, --until-pass)
--- is worse than PASS and fails nothing.
-local RANK = { ERROR = 7, FAIL = 6, BLOCKED = 5, STOPPED = 4,
-               INCOMPLETE = 3, FLAKY = 2.5, PASS = 2, SKIP = 1 }
+-- is worse than WARN and fails nothing.
+local RANK = { ERROR = 8, FAIL = 7, BLOCKED = 6, STOPPED = 5,
+               INCOMPLETE = 4, FLAKY = 3.5, WARN = 3, PASS = 2, SKIP = 1 }
+
+-- Statuses that passed: a `needs` gate opens on them, the run's verdict
+-- stays PASS (WARN: "with N warnings").
+M.PASSED = { PASS = true, WARN = true }
 
 -- Statuses that put a test's rung below the line (lowest failed rung).
 local FAILED = { FAIL = true, ERROR = true }
@@ -32,20 +38,8 @@ local FAILED = { FAIL = true, ERROR = true }
 local UNMEASURED = { SKIP = true, INCOMPLETE = true, STOPPED = true,
                      ["NOT RUN"] = true }
 
--- "size=4096,qps=1": a cell in its test's parameter order.
--- (Made for every result by the Metrics sheet and JUnit: no list.)
-function M.label(params, cell)
-  if not params or not cell then return "" end
-  local out
-  for _, p in ipairs(params) do
-    local v = cell[p]
-    if v ~= nil then
-      local part = p .. "=" .. fmt(v)
-      out = out and (out .. "," .. part) or part
-    end
-  end
-  return out or ""
-end
+-- "size=4096,qps=1": a cell in its test's parameter order (strata.model).
+M.label = model.label
 
 -- Items of list grouped by item.id (criteria, results), in list order.
 function M.by_test(list)
@@ -97,16 +91,20 @@ function M.cell(rec)
     -- measurement to judge
     return "ERROR", "counters could not be read: " .. o.counter_errors[1]
   end
-  local failed   -- made only for a failed check (one record per cell)
+  local failed, warned   -- made only for a failed (warned) check
   for _, c in ipairs(rec.checks or {}) do
     if c.unresolved then return "ERROR", c.why end
     if not c.ok then
       failed = failed or {}
       failed[#failed + 1] = c.why
+    elseif c.warn then
+      warned = warned or {}
+      warned[#warned + 1] = c.warn_why or c.text
     end
   end
   if o.fail then return "FAIL", o.fail end
   if failed and #failed > 0 then return "FAIL", table.concat(failed, "; ") end
+  if warned then return "WARN", table.concat(warned, "; ") end
   return "PASS", nil
 end
 
@@ -117,16 +115,17 @@ end
 local function headline(metric, units, cells, crits)
   if not metric then
     for _, c in ipairs(crits) do
-      if not c.metric:find("*", 1, true) then metric = c.metric break end
+      -- a metric it reports: no pattern, group or derived cv(...)
+      if not c.metric:find("[*(]") and not c.members then
+        metric = c.metric
+        break
+      end
     end
   end
   if not metric then return nil end
-  local op
-  for _, c in ipairs(crits) do
-    if c.metric == metric and (c.op == "min" or c.op == "max") then
-      op = c.op break
-    end
-  end
+  -- the worst cell: the lowest where higher is better (strata.model)
+  local up = model.better(crits, metric)
+  local op = up == true and "min" or up == false and "max" or nil
   local best, n = nil, 0
   for _, r in ipairs(cells) do
     local v = r.metrics and r.metrics[metric]
@@ -153,28 +152,59 @@ local function headline(metric, units, cells, crits)
   return text, common.finite(best) and best or nil, metric
 end
 
--- A test's criteria with what they resolved to in its cells: each
--- { metric, op, expr, text, source, limits = {lo, hi} or nil }.
+-- One criterion with what it resolved to in the checks cks made of it:
+-- { metric, op, expr, text, source, limit_lo, limit_hi, limit_other,
+--   warn = the same for its WARN band, members = the same for a group's }.
+local function resolve_one(c, cks)
+  local lo, hi, other, wlo, whi, wother
+  for _, k in ipairs(cks) do
+    local l, w = k.limit, k.warn_limit
+    if type(l) == "number" then
+      lo, hi = math.min(lo or l, l), math.max(hi or l, l)
+    elseif l ~= nil then
+      other = l
+    end
+    if type(w) == "number" then
+      wlo, whi = math.min(wlo or w, w), math.max(whi or w, w)
+    elseif w ~= nil then
+      wother = w
+    end
+  end
+  local r = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
+              text = c.text, source = c.source, ref = c.ref,
+              limit_lo = lo, limit_hi = hi, limit_other = other }
+  if c.warn then
+    local w = c.warn
+    r.warn = { id = w.id, metric = w.metric, op = w.op, expr = w.expr,
+               text = w.text, source = w.source, ref = w.ref,
+               limit_lo = wlo, limit_hi = whi, limit_other = wother }
+  end
+  if c.members then
+    r.members = {}
+    for i, mem in ipairs(c.members) do
+      local sub = {}
+      for _, k in ipairs(cks) do
+        if k.members and k.members[i] then sub[#sub + 1] = k.members[i] end
+      end
+      r.members[i] = resolve_one(mem, sub)
+    end
+  end
+  return r
+end
+
+-- A test's criteria with what they resolved to in its cells.
 local function resolved_criteria(crits, cells)
   local out = {}
   for i, c in ipairs(crits) do
-    local lo, hi, other
+    local cks = {}
     for _, r in ipairs(cells) do
       for _, k in ipairs(r.checks or {}) do
-        if (k.criterion or k.metric) == c.metric and k.op == c.op
-           and k.limit ~= nil then
-          if type(k.limit) == "number" then
-            lo = math.min(lo or k.limit, k.limit)
-            hi = math.max(hi or k.limit, k.limit)
-          else
-            other = k.limit
-          end
+        if (k.criterion or k.metric) == c.metric and k.op == c.op then
+          cks[#cks + 1] = k
         end
       end
     end
-    out[i] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
-               text = c.text, source = c.source, ref = c.ref,
-               limit_lo = lo, limit_hi = hi, limit_other = other }
+    out[i] = resolve_one(c, cks)
   end
   return out
 end
@@ -191,7 +221,7 @@ function M.test(info, cells, crits, ended)
     duration = duration + (r.duration_s or 0)
     if s ~= "SKIP" then all_skip = false end
     if s == "SKIP" then skipped[#skipped + 1] = r end
-    if s ~= "SKIP" and (not worst or (RANK[s] or 7) > (RANK[worst] or 7)) then
+    if s ~= "SKIP" and (not worst or (RANK[s] or 8) > (RANK[worst] or 8)) then
       worst = s
     end
   end
@@ -215,7 +245,7 @@ function M.test(info, cells, crits, ended)
     end
   end
   local missing = gated and 0 or planned - #cells
-  if missing > 0 and (status == "PASS" or status == "SKIP") then
+  if missing > 0 and (M.PASSED[status] or status == "SKIP") then
     status = "INCOMPLETE"
     reason = ("%d of %d cells recorded: the run %s before the rest"):format(
       #cells, planned, ended and "stopped" or "was killed")
@@ -231,14 +261,18 @@ function M.test(info, cells, crits, ended)
       label ~= "" and ("[" .. label .. "] ") or "", first_line(s.reason) or "")
   end
   local htext, hvalue, hmetric = headline(info.headline, info.units, cells, crits)
-  return {
-    id = info.id, layer = info.layer, title = info.title, status = status,
-    reason = reason, criteria = resolved_criteria(crits, cells),
+  local record_only = info.record_only or nil
+  if record_only then
+    -- shown as judged, marked: it gates neither the run nor its needers
+    reason = "record only (gates nothing)" .. (reason and (": " .. reason) or "")
+  end
+  return model.rollup(info, {
+    status = status, reason = reason,
+    criteria = resolved_criteria(crits, cells),
     headline = htext, headline_value = hvalue, headline_metric = hmetric,
     cells = #cells, cells_planned = planned, cells_skipped = #skipped,
-    params = info.params or {}, duration_s = duration, source = info.source,
-    needs = info.needs,
-  }
+    duration_s = duration, record_only = record_only,
+  })
 end
 
 -- The needs gate: nil when every need PASSed, else "BLOCKED"|"SKIP", why.
@@ -247,13 +281,15 @@ function M.gate(needs, rolled)
   local blocked, skipped
   for _, n in ipairs(needs or {}) do
     local t = rolled[n]
+    if t and t.record_only then goto next end   -- a record-only need gates nothing
     local s = t and t.status or "NOT RUN"
     local why = t and t.reason and (": " .. t.reason) or ""
     if s == "SKIP" then
       skipped = skipped or ("needs %s, which was skipped%s"):format(n, why)
-    elseif s ~= "PASS" then
+    elseif not M.PASSED[s] then
       blocked = blocked or ("needs %s, which is %s%s"):format(n, s, why)
     end
+    ::next::
   end
   if blocked then return "BLOCKED", blocked end
   if skipped then return "SKIP", skipped end
@@ -271,20 +307,19 @@ local function short(s, n)
   return (head:match("^(.*%S)%s") or head) .. "\u{2026}"
 end
 
--- The headline of a run from its tests.  expect: the rungs (layers) the
--- site says it has (site.site.expect), nil = every rung that was planned.
--- Returns verdict, message, lowest_failed, missing (rungs not measured:
--- { layer, tests = { {id, status, reason} } }).
-function M.headline(tests, expect, interrupted)
+-- The headline of tests that all gate (M.headline's, below).
+local function judge_run(tests, expect, interrupted)
   local expected
   if expect then
     expected = {}
     for _, l in ipairs(expect) do expected[l] = true end
   end
   local lowest, bad, rank = nil, 0, require("strata.spec").LAYER_RANK
+  local warned = {}
   local missing, by_layer, not_expected = {}, {}, 0
   for _, t in ipairs(tests) do
     if FAILED[t.status] or t.status == "BLOCKED" then bad = bad + 1 end
+    if t.status == "WARN" then warned[#warned + 1] = t.id end
     if FAILED[t.status] then
       if not lowest or (rank[t.layer] or 99) < (rank[lowest.layer] or 99) then
         lowest = { layer = t.layer, id = t.id, status = t.status }
@@ -336,12 +371,48 @@ function M.headline(tests, expect, interrupted)
     verdict = "PASS"
     msg = expected and "Every rung the site expects was measured and passed."
       or "Every planned rung was measured and passed."
+    if #warned > 0 then
+      msg = msg:gsub("%.$", (", with %d warning%s (%s)."):format(#warned,
+        #warned == 1 and "" or "s", table.concat(warned, ", ")))
+    end
     if not_expected > 0 then
       msg = msg .. (" %d skipped test%s on rungs the site does not expect.")
         :format(not_expected, not_expected == 1 and "" or "s")
     end
   end
   return verdict, msg, lowest, missing
+end
+
+-- The headline of a run from its tests.  expect: the rungs (layers) the
+-- site says it has (site.site.expect), nil = every rung that was planned.
+-- Returns verdict, message, lowest_failed, missing (rungs not measured:
+-- { layer, tests = { {id, status, reason} } }).  Record-only tests (gate
+-- = false, --no-gate) are left out of it and named after it; a run of
+-- record-only tests alone is RECORDED, its message what it would have been.
+function M.headline(tests, expect, interrupted)
+  local gating, n_rec, by = {}, 0, {}
+  for _, t in ipairs(tests) do
+    if t.record_only then
+      n_rec = n_rec + 1
+      by[t.status] = (by[t.status] or 0) + 1
+    else
+      gating[#gating + 1] = t
+    end
+  end
+  if n_rec == 0 then return judge_run(tests, expect, interrupted) end
+  local parts = {}
+  for _, st in ipairs(M.STATUSES) do
+    if by[st] then parts[#parts + 1] = ("%d %s"):format(by[st], st) end
+  end
+  if #gating == 0 then
+    local wv, wmsg = judge_run(tests, expect, interrupted)
+    return "RECORDED", ("Record only: nothing gated (%s). As judged: %s "
+      .. "\u{2014} %s"):format(table.concat(parts, ", "), wv, wmsg), nil, {}
+  end
+  local v, msg, lowest, missing = judge_run(gating, expect, interrupted)
+  return v, ("%s Record only (gates nothing): %d test%s, as judged %s.")
+    :format(msg, n_rec, n_rec == 1 and "" or "s", table.concat(parts, ", ")),
+    lowest, missing
 end
 
 -- Per-status counts of tests (every status present, 0 if none).
@@ -388,8 +459,7 @@ end
 
 -- The run model (docs/internals.md) from journal records.
 function M.build(records)
-  local m = { run = {}, inventory = {}, criteria = {}, results = {},
-              tests = {}, layers = require("strata.spec").LAYERS }
+  local m = model.run_model(require("strata.spec").LAYERS)
   local plan, ended
   for _, r in ipairs(records) do
     if r.type == "run" then
@@ -427,9 +497,7 @@ function M.build(records)
   for _, r in ipairs(m.results) do
     if not known[r.id] then
       known[r.id] = true
-      order[#order + 1] = { id = r.id, layer = r.layer, title = r.title,
-        params = r.params or {}, cells = r.cells, headline = r.headline,
-        units = r.units or {}, source = r.source }
+      order[#order + 1] = model.test_info(r)
     end
   end
   local base_by
@@ -449,6 +517,10 @@ function M.build(records)
     m.tests[#m.tests + 1] = t
   end
   m.counts = M.counts(m.tests)
+  m.warnings = 0   -- tests that WARNed and gate (what --strict reads)
+  for _, t in ipairs(m.tests) do
+    if t.status == "WARN" and not t.record_only then m.warnings = m.warnings + 1 end
+  end
   m.verdict, m.message, m.lowest_failed, m.missing =
     M.headline(m.tests, plan and plan.expect, m.run.interrupted)
   m.spec_roots = spec_roots(m.run.files, plan and plan.spec_root)
@@ -457,9 +529,15 @@ end
 
 -- The exit code of a run with this model: 0 PASS or INCOMPLETE without an
 -- interruption (nothing failed; the headline says what was not measured),
--- 1 otherwise.
-function M.exit_code(m)
+-- 1 otherwise; with strict (--strict), 3 for a run that would be 0 but
+-- has a test WARN.
+function M.exit_code(m, strict)
+  if strict and M.exit_code(m) == 0 and (m.warnings or 0) > 0 then
+    return 3
+  end
   if m.verdict == "PASS" then return 0 end
+  -- record only: nothing gated the exit code
+  if m.verdict == "RECORDED" then return m.run.interrupted and 1 or 0 end
   if m.verdict == "INCOMPLETE" and not m.run.interrupted then return 0 end
   return 1
 end

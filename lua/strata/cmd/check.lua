@@ -21,13 +21,14 @@ function M.main(argv)
                            thresholds = o.thresholds, profile = o.profile,
                            set = o.set }
     local warnings = 0
-    for _, c in ipairs(s.criteria) do
-      local warn = o.site and thresholds.check_site_ref(c, s.site)
+    thresholds.each(s.criteria, function(c)
+      local warn = o.site and not c.members
+        and thresholds.check_site_ref(c, s.site)
       if warn then
         io.stderr:write("strata: warning: ", warn, " ", o.site, "\n")
         warnings = warnings + 1
       end
-    end
+    end)
     local nspec = 0
     for _, f in ipairs(s.files) do
       if f.role == "spec" then nspec = nspec + 1 end

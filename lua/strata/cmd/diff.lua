@@ -46,7 +46,8 @@ function M.main(argv)
       tostring(d.verdict_a), pos[2], tostring(d.verdict_b), common.fmt(tol)))
     for _, t in ipairs(d.tests) do
       local head = ("%-8s %-8s %s%s"):format(t.id, t.layer, t.status_a,
-        t.changed and (" -> " .. t.status_b .. (t.worse and "  VERDICT WORSE" or ""))
+        t.changed and (" -> " .. t.status_b .. (t.worse and "  VERDICT WORSE"
+          or t.better and "  VERDICT BETTER" or ""))
         or "")
       out:write(head, "\n")
       for _, c in ipairs(t.cells) do

@@ -3,6 +3,7 @@
 local core = require "strata.core"
 local args = require "strata.args"
 local setup = require "strata.setup"
+local thresholds = require "strata.thresholds"
 local spec = require "strata.spec"
 local runner = require "strata.runner"
 local journal = require "strata.journal"
@@ -41,16 +42,23 @@ PATH: spec files or folders (default: specs/).
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
                           baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
+  --no-gate               record only: every test measured and judged, its
+                          status shown (marked record only), but none gates
+                          the exit code or the tests that need it
+  --strict                a test that WARNed (past a warn limit, within its
+                          FAIL limit) makes the exit code 3
   -v, --verbose           tracebacks of errors on stderr
   -h, --help              this text
-Exit: 0 nothing failed, 1 a test FAILED, ERRORed or was BLOCKED (or the
-run was interrupted), 2 usage or spec/site/threshold file errors.]],
+Exit: 0 nothing failed (warnings included), 1 a test FAILED, ERRORed or
+was BLOCKED (or the run was interrupted), 2 usage or spec/site/threshold
+file errors, 3 with --strict: nothing failed but a test WARNed.]],
 }
 
 -- check's options plus --fleet (docs/fleet.md)
 M.OPTIONS = setmetatable({ ["--fleet"] = "fleet", ["--repeat"] = "repeat",
-                           ["--until-pass"] = "until_pass" },
-                         { __index = command.RUN_OPTIONS })
+  ["--until-pass"] = "until_pass",
+  ["--strict"] = { "strict", flag = true },
+  ["--no-gate"] = { "no_gate", flag = true } }, { __index = command.RUN_OPTIONS })
 
 -- The inventory is taken in a child process, as a cell is: what it
 -- probes (NVML, sysfs, libcurl's version) then neither hangs the run nor
@@ -100,7 +108,8 @@ function M.main(argv)
         .. " is a fleet option (strata run --fleet slurm): a single host's cells run once"), 0)
     end
     local s = setup.load { paths = paths, site = o.site, profile = o.profile,
-                           thresholds = o.thresholds, set = o.set }
+                           thresholds = o.thresholds, set = o.set,
+                           no_gate = o.no_gate }
     local order = runner.plan(s.tests, s.by_id, o.only)
     if #order == 0 then
       io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
@@ -134,13 +143,7 @@ function M.main(argv)
               stamp = type(s.site.site) == "table" and s.site.site.stamp or nil,
               output = xlsx, journal = jpath, cwd = core.realpath(".") }
     j:write { type = "inventory", data = inventory() }
-    local crit = {}
-    for _, c in ipairs(s.criteria) do
-      crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op,
-                          expr = c.expr, ref = c.ref, text = c.text,
-                          source = c.source }
-    end
-    j:write { type = "thresholds", criteria = crit }
+    j:write { type = "thresholds", criteria = thresholds.records(s.criteria) }
     local expect = type(s.site.site) == "table" and s.site.site.expect or nil
     if expect ~= nil then
       local ok = type(expect) == "table"
@@ -192,7 +195,7 @@ function M.main(argv)
       io.stderr:write("strata: ", m.message, "\n")
     end
     io.stderr:write("strata: workbook ", xlsx, "\n")
-    return verdict.exit_code(m)
+    return verdict.exit_code(m, o.strict)
   end)
 end
 

@@ -72,6 +72,8 @@ function M.rejudge(records, criteria)
       local x = {}
       for k, v in pairs(c) do x[k] = v end
       x.limit = thresholds.parse_limit(c.expr, {})
+      x.ref = x.ref or x.limit.ref
+      x.text = x.text or thresholds.text(x)
       fleet_crit[c.id .. "|" .. c.metric .. "|" .. c.op] = x
     end
   end

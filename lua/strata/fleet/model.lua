@@ -62,10 +62,8 @@ M.cell_key = cell_key
 -- The direction of a headline metric: "min" (more is better) unless its
 -- criterion is a max (latency, errors).
 local function direction(criteria, id, metric)
-  for _, c in ipairs(criteria) do
-    if c.id == id and c.metric == metric and c.op == "max" then return "max" end
-  end
-  return "min"
+  return require("strata.model").better(criteria, metric, nil, id) == false
+    and "max" or "min"
 end
 
 -- The FLEET criteria of a fleet journal's thresholds record, with their
@@ -80,6 +78,8 @@ function M.fleet_criteria(criteria, run)
       local x = {}
       for k, v in pairs(c) do x[k] = v end
       x.limit = thresholds.parse_limit(c.expr, {})
+      x.ref = x.ref or x.limit.ref
+      x.text = x.text or thresholds.text(x)
       out[#out + 1] = x
     end
   end

@@ -6,6 +6,7 @@ local M = {}
 -- Status colours (fill, font): Office's good/bad/neutral and kin.
 M.STATUS_COLORS = {
   PASS = { bg = "#C6EFCE", fg = "#006100" },
+  WARN = { bg = "#FFD966", fg = "#7F6000" },   -- amber: passed, past a warn limit
   FAIL = { bg = "#FFC7CE", fg = "#9C0006" },
   ERROR = { bg = "#8B0000", fg = "#FFFFFF" },
   BLOCKED = { bg = "#F4B183", fg = "#833C0B" },
@@ -91,21 +92,22 @@ function M.short_paths(text, roots)
   return M.shortener(roots)(text)
 end
 
+-- What a resolved limit resolved to: " (= 360)" (strata.model's text).
+local function resolved_suffix(c)
+  return require("strata.model").resolved(c.ref, c.limit_lo or c.limit_other,
+                                          c.limit_hi)
+end
+
 -- One line for a test's criterion (strata.verdict's resolved criteria):
 -- "bw_gbps >= 0.9 x site.rdma.line_rate_gbps (= 360)  [verbs/r2.lua:14]".
--- The resolved value shows when the limit is an expression.
+-- The resolved value shows when the limit is an expression; a WARN band
+-- follows ("; warn: bw_gbps >= 0.95 x ... (= 380)").
 function M.criterion_text(c, roots)
   local text = c.text or (tostring(c.metric) .. " " .. tostring(c.op) .. " "
                           .. M.fmt(c.expr))
-  if c.ref then
-    if c.limit_lo and c.limit_hi and c.limit_lo ~= c.limit_hi then
-      text = text .. (" (= %s \u{2026} %s)"):format(M.fmt(c.limit_lo),
-                                                   M.fmt(c.limit_hi))
-    elseif c.limit_lo then
-      text = text .. (" (= %s)"):format(M.fmt(c.limit_lo))
-    elseif c.limit_other ~= nil then
-      text = text .. (" (= %s)"):format(M.fmt(c.limit_other))
-    end
+  text = text .. resolved_suffix(c)
+  if c.warn then
+    text = text .. "; warn: " .. tostring(c.warn.text) .. resolved_suffix(c.warn)
   end
   if c.source then
     text = text .. "  [" .. M.short_source(c.source, roots) .. "]"

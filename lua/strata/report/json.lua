@@ -22,7 +22,7 @@ local ARRAY_KEYS = {
   argv = true, files = true, layers = true, tests = true, criteria = true,
   results = true, params = true, checks = true, tables = true,
   columns = true, rows = true, notes = true, t = true, tags = true,
-  y = true, ["in"] = true, missing = true,
+  y = true, ["in"] = true, missing = true, members = true, held = true,
 }
 -- Keys whose children are lists: tables' rows, series' values.
 local ARRAY_CHILDREN = { rows = true, values = true }

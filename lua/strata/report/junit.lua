@@ -6,8 +6,12 @@
 -- named "R2[size=4096,qps=1]" (just "R2" for a single cell), classname
 -- "<layer>.<id>".  FAIL -> <failure> with the failed checks' texts, ERROR
 -- -> <error>, SKIP -> <skipped>, BLOCKED, STOPPED, INCOMPLETE and NOT RUN
--- -> <skipped message="STATUS: ...">; the measured metrics and notes go to <system-out>.  Raises on a
--- failed write.
+-- -> <skipped message="STATUS: ...">; the measured metrics and notes go to <system-out>.  WARN
+-- is a passing testcase (nothing in the Ant/Jenkins schema fails or skips
+-- a case with a warning) with <properties> (testcase-level properties: the
+-- extension testmoapp/junitxml documents) naming strata.status = WARN and
+-- the warning, which also opens its <system-out>; a record-only case that
+-- did not pass is a passing case the same way (strata.record_only).  Raises on a failed write.
 local common = require "strata.report.common"
 local verdict = require "strata.verdict"
 
@@ -56,6 +60,9 @@ local function cases_of(t, rs)
       status = r.status, reason = r.reason, time = r.duration_s,
       checks = common.failed_checks(r), metrics = r.metrics,
       notes = r.notes, started = r.started,
+      -- record only (gate = false, --no-gate): shown as judged, failing
+      -- nothing
+      recorded = t.record_only and r.status ~= "PASS" and r.status ~= "SKIP",
     }
   end
   if #out == 0 or t.status == "INCOMPLETE" then
@@ -84,7 +91,13 @@ local function testcase(out, t, c)
     :format(esc(c.name, true), esc(tostring(t.layer) .. "." .. t.id, true),
             seconds(c.time))
   local reason = c.reason or (#c.checks > 0 and c.checks[1]) or nil
-  if c.status == "FAIL" then
+  if c.recorded then
+    out[#out + 1] = "      <properties>"
+    out[#out + 1] = ('        <property name="strata.status" value="%s"/>')
+      :format(esc(c.status, true))
+    out[#out + 1] = '        <property name="strata.record_only" value="true"/>'
+    out[#out + 1] = "      </properties>"
+  elseif c.status == "FAIL" then
     local body = #c.checks > 0 and table.concat(c.checks, "\n") or reason
     out[#out + 1] = ('      <failure message="%s" type="FAIL">%s</failure>')
       :format(esc(reason or "failed", true), esc(body or ""))
@@ -97,12 +110,23 @@ local function testcase(out, t, c)
   elseif c.status == "BLOCKED" or GAP[c.status] then
     out[#out + 1] = ('      <skipped message="%s"/>'):format(
       esc(c.status .. ": " .. (reason or "a test it needs did not pass"), true))
+  elseif c.status == "WARN" then
+    out[#out + 1] = "      <properties>"
+    out[#out + 1] = '        <property name="strata.status" value="WARN"/>'
+    out[#out + 1] = ('        <property name="strata.warning" value="%s"/>')
+      :format(esc(reason or "", true))
+    out[#out + 1] = "      </properties>"
   elseif c.status ~= "PASS" then
     out[#out + 1] = ('      <error message="%s" type="%s"/>'):format(
       esc("unknown status " .. tostring(c.status), true),
       esc(tostring(c.status), true))
   end
   local lines = {}
+  if c.recorded then
+    lines[#lines + 1] = ("RECORD ONLY: %s: %s"):format(c.status, tostring(reason))
+  elseif c.status == "WARN" then
+    lines[#lines + 1] = "WARN: " .. tostring(reason)
+  end
   if t.title then lines[#lines + 1] = tostring(t.title) end
   for _, k in ipairs(sorted_keys(c.metrics)) do
     local v = c.metrics[k]
@@ -124,10 +148,13 @@ local function tally(cases)
   local n = { tests = #cases, failures = 0, errors = 0, skipped = 0,
               time = 0 }
   for _, c in ipairs(cases) do
-    if c.status == "FAIL" then n.failures = n.failures + 1
+    if c.recorded then   -- a passing case: record only
+    elseif c.status == "FAIL" then n.failures = n.failures + 1
     elseif c.status == "SKIP" or c.status == "BLOCKED" or GAP[c.status] then
       n.skipped = n.skipped + 1
-    elseif c.status ~= "PASS" then n.errors = n.errors + 1 end
+    elseif c.status ~= "PASS" and c.status ~= "WARN" then
+      n.errors = n.errors + 1
+    end
     n.time = n.time + (finite(c.time) and c.time or 0)
   end
   return n

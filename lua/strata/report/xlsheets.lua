@@ -4,6 +4,7 @@
 local xl = require "strata.report"
 local common = require "strata.report.common"
 local verdict = require "strata.verdict"
+local model = require "strata.model"
 local units = require "strata.units"
 
 local M = {}
@@ -322,20 +323,11 @@ local function result_metrics(res, headline)
   return names
 end
 
--- The metrics a result's failed checks name: { [metric] = true }, to be
--- read only (NONE, shared, where none failed: called for every result by
--- the Cells, Metrics, pivot and Counters sheets).
+-- The metrics a result's failed (WARNed) checks name (strata.model).
 local NONE = {}
-local function failed_metrics(r)
-  local bad
-  for _, c in ipairs(r.checks or NONE) do
-    if not c.ok and c.metric then
-      bad = bad or {}
-      bad[c.metric] = true
-    end
-  end
-  return bad or NONE
-end
+
+local leaves, failed_metrics, warned_metrics =
+  model.leaves, model.failed_metrics, model.warned_metrics
 
 local function unit_of(rs, metric)
   for _, r in ipairs(rs) do
@@ -479,13 +471,16 @@ function write_single(S, r, res, metrics, base)
     cols[6] = "vs baseline %"
   end
   local checks = {}
-  for _, c in ipairs(res.checks or {}) do
-    if c.metric then
-      local prev = checks[c.metric]
-      local text = c.ok and ("ok: " .. tostring(c.text or "")) or
-        (c.why or c.text or "failed")
-      checks[c.metric] = prev and (prev .. "; " .. text) or text
-    end
+  for _, top in ipairs(res.checks or {}) do
+    leaves(top, top, function(c)
+      if c.metric then
+        local prev = checks[c.metric]
+        local text = c.ok and ((c.warn and "WARN: " .. tostring(c.warn_why)
+          or "ok: " .. tostring(c.text or ""))) or (c.why or c.text or "failed")
+        if top ~= c then text = top.metric .. " (" .. top.op .. "): " .. text end
+        checks[c.metric] = prev and (prev .. "; " .. text) or text
+      end
+    end)
   end
   local rows, bad = {}, failed_metrics(res)
   for i, m in ipairs(metrics) do
@@ -740,7 +735,10 @@ function M.write_metrics(ctx, model)
   local S = M.new(ctx, "Metrics")
   S:put(0, 0, "Metrics", F.h1, true)
   S:put(1, 0, "Every value each cell measured (counter deltas are on "
-        .. "Counters). Check: FAIL where a check on that metric failed, PASS where one passed, blank where the value is only recorded.", F.subtitle, true)
+        .. "Counters). Check: FAIL where a check on that metric failed, "
+        .. (((model.counts or {}).WARN or 0) > 0
+            and "WARN where one held past its warn limit, " or "")
+        .. "PASS where one passed, blank where the value is only recorded.", F.subtitle, true)
   local hr = 3
   local cols = { "Test", "Layer", "Cell", "Metric", "Value", "Unit",
                  "Check" }
@@ -748,12 +746,14 @@ function M.write_metrics(ctx, model)
   local r = hr
   local rows, value_fmt, full = {}, {}, false
   for _, res in ipairs(model.results or {}) do
-    local bad, judged = failed_metrics(res), NONE
+    local bad, warned, judged = failed_metrics(res), warned_metrics(res), NONE
     for _, c in ipairs(res.checks or NONE) do
-      if c.metric then
-        if judged == NONE then judged = {} end
-        judged[c.metric] = true
-      end
+      leaves(c, c, function(l)
+        if l.metric then
+          if judged == NONE then judged = {} end
+          judged[l.metric] = true
+        end
+      end)
     end
     local label = verdict.label(res.params, res.cell)
     for _, m in ipairs(result_metrics(res, res.headline)) do
@@ -772,7 +772,8 @@ function M.write_metrics(ctx, model)
       end
       -- FAIL only where a check on this metric failed; blank: recorded
       rows[i] = { res.id, res.layer, label, m, v, units.of(res.units, m),
-                  bad[m] and "FAIL" or judged[m] and "PASS" or nil }
+                  bad[m] and "FAIL" or warned[m] and "WARN"
+                  or judged[m] and "PASS" or nil }
     end
   end
   ::full::

@@ -1,0 +1,448 @@
+#!/usr/bin/python3
+"""The criterion language through the real binary (label "spec"): any_of /
+all_of groups (nested, in a spec and in a thresholds file), WARN bands,
+record-only runs and the exit codes.  Outputs are read back: the journal,
+run.json, JUnit XML, the Prometheus textfile and the workbook (openpyxl)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "../pylib"))
+from strata_test import SRC, Tmp, journal, results, strata  # noqa: E402
+
+# A spec whose metrics the group below judges (RUNBOOK §32's E2E OR, KPIs
+# named as a site would name them).
+GROUP_SPEC = '''
+test {
+  id = "G1", layer = "host", title = "benefit",
+  criteria = {
+    benefit = { any_of = {
+      { throughput_x = { min = 1.10 } },
+      { cpu_lower_pct = { min = 20 } },
+      { latency = { all_of = {
+        { ttft_better_pct = { min = 10 } },
+        { itl_better_pct = { min = 10 } },
+      } } },
+    } },
+  },
+  run = function()
+    return { throughput_x = 1.23, cpu_lower_pct = 8, ttft_better_pct = 12,
+             itl_better_pct = 3 }
+  end,
+}
+'''
+
+
+def checks_of(recs, tid):
+    return results(recs)[tid][0]["checks"]
+
+
+class Groups(Tmp):
+    def run_spec(self, name, *args):
+        out = self.path(name + ".xlsx")
+        p = strata("run", self.path("g.lua"), "-o", out, *args)
+        return p, journal(self.path(name + ".jsonl"))
+
+    def test_spec_group_members_reported(self):
+        self.write("g.lua", GROUP_SPEC)
+        p, recs = self.run_spec("a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        res = results(recs)["G1"][0]
+        self.assertEqual(res["status"], "PASS")
+        ck = res["checks"][0]
+        self.assertEqual((ck["metric"], ck["op"], ck["ok"]),
+                         ("benefit", "any_of", True))
+        self.assertEqual(ck["held"], ["throughput_x"])
+        self.assertEqual(
+            ck["text"], "benefit: throughput_x = 1.23 >= 1.1; "
+            "cpu_lower_pct = 8 < 20; latency (all of: ttft_better_pct = 12 "
+            ">= 10; itl_better_pct = 3 < 10)")
+        # each member keeps its own source: the line of its limit
+        srcs = [m["source"] for m in ck["members"]]
+        self.assertEqual([s.rsplit(":", 1)[1] for s in srcs], ["6", "7", "8"])
+        nested = ck["members"][2]
+        self.assertEqual((nested["op"], nested["ok"]), ("all_of", False))
+        self.assertEqual([m["source"].rsplit(":", 1)[1]
+                          for m in nested["members"]], ["9", "10"])
+        # the criteria record keeps the members with their texts
+        crit = [r for r in recs if r["type"] == "thresholds"][0]["criteria"]
+        self.assertEqual(crit[0]["text"], "benefit: any of (throughput_x >= "
+                         "1.1; cpu_lower_pct >= 20; latency: all of "
+                         "(ttft_better_pct >= 10; itl_better_pct >= 10))")
+        self.assertEqual(crit[0]["members"][2]["members"][1]["metric"],
+                         "itl_better_pct")
+
+    def test_thresholds_group_switches_kpis(self):
+        # the file's group replaces the spec's; dropping the KPI that held
+        # flips the verdict with no spec edit
+        self.write("g.lua", GROUP_SPEC)
+        y = self.write("t.yaml", "G1:\n  benefit:\n    any_of:\n"
+                       "      - throughput_x: { min: 1.30 }\n"
+                       "      - latency:\n          all_of:\n"
+                       "            - ttft_better_pct: { min: 10 }\n"
+                       "            - itl_better_pct: { min: 2 }\n")
+        p, recs = self.run_spec("b", "--thresholds", y)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ck = checks_of(recs, "G1")[0]
+        self.assertEqual(ck["held"], ["latency"])
+        self.assertEqual(ck["source"], y + ":2")
+        self.assertEqual([m["source"] for m in ck["members"]],
+                         [y + ":4", y + ":5"])
+        self.assertEqual([m["source"] for m in ck["members"][1]["members"]],
+                         [y + ":7", y + ":8"])
+        p, recs = self.run_spec("c", "--thresholds", y, "--set",
+                                "G1.benefit.latency.itl_better_pct.min=5")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        res = results(recs)["G1"][0]
+        self.assertEqual(res["status"], "FAIL")
+        self.assertEqual(res["reason"], "benefit: none held (throughput_x = "
+                         "1.23 < 1.3; latency (all of: ttft_better_pct = 12 "
+                         ">= 10; itl_better_pct = 3 < 5))")
+        # a KPI switched off on the command line: the spec's group without
+        # the member that held
+        p, recs = self.run_spec("d", "--set", "G1.benefit.throughput_x.min=none")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        ck = checks_of(recs, "G1")[0]
+        self.assertEqual([m["metric"] for m in ck["members"]],
+                         ["cpu_lower_pct", "latency"])
+        self.assertFalse(ck["ok"])
+        # a profile's group replaces the file's whole: only cpu_lower_pct
+        prof = self.write("p.yaml", "G1:\n  benefit:\n    all_of:\n"
+                          "      - cpu_lower_pct: { min: 5 }\n")
+        p, recs = self.run_spec("e", "--thresholds", y, "--profile", prof)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ck = checks_of(recs, "G1")[0]
+        self.assertEqual((ck["op"], ck["held"], ck["source"]),
+                         ("all_of", ["cpu_lower_pct"], prof + ":2"))
+        # a group and its members on the Thresholds sheet, with sources
+        import openpyxl
+        ws = openpyxl.load_workbook(self.path("b.xlsx"))["Thresholds"]
+        rows = [r for r in ws.iter_rows(min_row=5, values_only=True)]
+        self.assertEqual(rows[0][:4], ("G1", "benefit", "any of",
+                                       "one of the 2 below"))
+        self.assertEqual(rows[1][1:], ("benefit: throughput_x", "\u2265",
+                                       "1.3", 1.3, "t.yaml:4"))
+        self.assertEqual(rows[4][1:3], ("benefit: latency: itl_better_pct",
+                                        "\u2265"))
+
+    def test_docs_example_checks(self):
+        # docs/specs.md's example, as written there, passes strata check
+        with open(os.path.join(SRC, "docs/specs.md")) as f:
+            text = f.read()
+        part = text[text.index("### Groups: any_of, all_of"):]
+        lua = re.search(r"```lua\n(.*?)```", part, re.S).group(1)
+        yml = re.search(r"```yaml\n(.*?)```", part, re.S).group(1)
+        spec = self.write("x.lua", lua)
+        y = self.write("x.yaml", yml)
+        p = strata("check", spec, "--thresholds", y)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = strata("run", spec, "--thresholds", y, "-o", self.path("x.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ck = checks_of(journal(self.path("x.jsonl")), "X1")[0]
+        self.assertIn(ck["text"], text.replace("\n", " "))
+
+    def expect2(self, args, needle):
+        p = strata(*args)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(needle, p.stderr)
+
+    def test_bad_shapes_name_file_and_line(self):
+        spec = self.write("g.lua", GROUP_SPEC)
+        for text, line, what in [
+            ("G1:\n  benefit:\n    any_of: { a: 1 }\n", 3,
+             "G1.benefit.any_of: expected a non-empty list"),
+            ("G1:\n  benefit:\n    any_of:\n      - 5\n", 4,
+             "G1.benefit.any_of item 1: expected a member"),
+            ("G1:\n  benefit:\n    any_of:\n      - a: { most: 1 }\n", 4,
+             "G1.benefit.a: unknown operator 'most'"),
+            ("G1:\n  benefit:\n    any_of: [ {a: {min: 1}} ]\n    min: 3\n",
+             4, "G1.benefit: a group holds only 'any_of', not 'min'"),
+            ("G1:\n  x:\n    max: 3\n    warn: { min: 1 }\n", 4,
+             "G1.x.warn.min: a WARN band sits beside a FAIL limit"),
+            ("G1:\n  benefit:\n    all_of:\n      - 'a*': { min: 1 }\n", 4,
+             "G1.a*: a member of benefit all_of names one metric"),
+        ]:
+            y = self.write("t.yaml", text)
+            self.expect2(["check", spec, "--thresholds", y],
+                         "%s:%d: %s" % (y, line, what))
+        bad = self.write("b.lua", "test { id='B1', layer='host', title='x',\n"
+                         "  criteria = {\n    g = { any_of = {\n"
+                         "      { a = 5 } } } },\n"
+                         "  run = function() return {} end }\n")
+        self.expect2(["check", bad], bad + ":4: test B1: criteria.g.a: "
+                     "expected a mapping")
+
+
+
+# W1 crosses its warn limit (p99 25 us: within 3 x p50 = 30, past 2 x p50
+# = 20); W2 passes; W3 needs W1, which WARNed: the gate opens.
+WARN_SPEC = '''
+test {
+  id = "W1", layer = "host", title = "latency stable",
+  criteria = {
+    lat_p99_us = { max = "3 * lat_p50_us", warn = { max = "2 * lat_p50_us" } },
+  },
+  run = function() return { lat_p50_us = 10, lat_p99_us = 25 } end,
+}
+test {
+  id = "W2", layer = "host", title = "plain",
+  criteria = { answer = { eq = 42 } },
+  run = function() return { answer = 42 } end,
+}
+test {
+  id = "W3", layer = "verbs", title = "after W1", needs = { "W1" },
+  criteria = { answer = { eq = 42 } },
+  run = function() return { answer = 42 } end,
+}
+test {
+  id = "W4", layer = "verbs", title = "matrix", matrix = { n = { 1, 2 } },
+  criteria = { bw = { min = 5, warn = { min = 15 } } },
+  run = function(t) return { bw = 10 * t.cell.n } end,
+}
+'''
+AMBER = "FFFFD966"
+
+
+def fill_of(cell):
+    return cell.fill.fgColor.rgb
+
+
+class Warn(Tmp):
+    def run_warn(self, name, *args):
+        spec = self.write("w.lua", WARN_SPEC)
+        p = strata("run", spec, "-o", self.path(name + ".xlsx"),
+                   "--json", self.path(name + ".json"),
+                   "--junit", self.path(name + ".xml"), *args)
+        return p, journal(self.path(name + ".jsonl"))
+
+    def test_warn_everywhere(self):
+        import openpyxl
+        import xml.etree.ElementTree as ET
+        p, recs = self.run_warn("w")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("strata: PASS \u2014 2 PASS, 2 WARN, 0 FAIL", p.stderr)
+        res = results(recs)
+        self.assertEqual([res[t][0]["status"] for t in ("W1", "W2", "W3")],
+                         ["WARN", "PASS", "PASS"])
+        # a matrix test: WARN where one cell warned, PASS in the other
+        self.assertEqual([c["status"] for c in res["W4"]], ["WARN", "PASS"])
+        ck = res["W1"][0]["checks"][0]
+        self.assertTrue(ck["ok"] and ck["warn"])
+        self.assertEqual((ck["limit"], ck["warn_limit"]), (30, 20))
+        self.assertEqual(ck["text"], "lat_p99_us <= 3 x lat_p50_us (= 30); "
+                         "warn: lat_p99_us <= 2 x lat_p50_us (= 20)")
+        self.assertEqual(res["W1"][0]["reason"],
+                         "lat_p99_us = 25, past the warn limit <= 20")
+        # JSON: counted, the verdict PASS "with 1 warning"
+        with open(self.path("w.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["verdict"], "PASS")
+        self.assertEqual((doc["counts"]["WARN"], doc["counts"]["PASS"]), (2, 2))
+        self.assertIn("with 2 warnings (W1, W4)", doc["message"])
+        # the workbook: amber status on the Summary and the test's sheet,
+        # counted, and the warn limit with its source on Thresholds
+        wb = openpyxl.load_workbook(self.path("w.xlsx"))
+        ws = wb["Summary"]
+        cells = [c for row in ws.iter_rows() for c in row]
+        w1 = [c for c in cells if c.value == "W1"][0]
+        status = [c for c in ws[w1.row] if c.value == "WARN"][0]
+        self.assertEqual(fill_of(status), AMBER)
+        count = [c for c in cells if c.value == "WARN" and c.column == 1][0]
+        self.assertEqual(ws.cell(count.row, 2).value, 2)
+        self.assertEqual(fill_of(count), AMBER)
+        self.assertTrue(any(isinstance(c.value, str) and
+                            "with 2 warnings (W1, W4)" in c.value for c in cells))
+        # the matrix test's own sheet: its status amber, the cell's too
+        sheet = [wb[n] for n in wb.sheetnames if n.startswith("W4 ")][0]
+        self.assertEqual((sheet["A2"].value, fill_of(sheet["A2"])),
+                         ("WARN", AMBER))
+        warned = [c for row in sheet.iter_rows() for c in row
+                  if c.value == "WARN" and c.row > 2]
+        self.assertTrue(warned and all(fill_of(c) == AMBER for c in warned),
+                        [c.coordinate for c in warned])
+        # the Metrics sheet's Check column: WARN on the metric, amber
+        ms = wb["Metrics"]
+        row = [r for r in ms.iter_rows(min_row=5) if r[0].value == "W1"
+               and r[3].value == "lat_p99_us"][0]
+        self.assertEqual((row[6].value, fill_of(row[6])), ("WARN", AMBER))
+        rows = list(wb["Thresholds"].iter_rows(min_row=5, values_only=True))
+        warn = [r for r in rows if r[0] == "W1" and r[2] == "warn \u2264"][0]
+        self.assertEqual(warn[3:5], ("2 * lat_p50_us", 20))
+        self.assertTrue(warn[5].endswith("w.lua:5"), warn)
+        # JUnit: a passing testcase naming the warning in its properties
+        root = ET.parse(self.path("w.xml")).getroot()
+        self.assertEqual((root.get("failures"), root.get("errors"),
+                          root.get("tests")), ("0", "0", "5"))
+        case = [c for c in root.iter("testcase") if c.get("name") == "W1"][0]
+        self.assertIsNone(case.find("failure"))
+        self.assertIsNone(case.find("skipped"))
+        props = {x.get("name"): x.get("value")
+                 for x in case.find("properties")}
+        self.assertEqual(props["strata.status"], "WARN")
+        self.assertIn("past the warn limit", props["strata.warning"])
+        self.assertTrue(case.find("system-out").text.startswith("WARN: "))
+        # Prometheus: counted, the run passed
+        prom = self.path("w.prom")
+        q = strata("report", self.path("w.jsonl"), "-o", self.path("r.xlsx"),
+                   "--prometheus", prom)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        with open(prom) as f:
+            text = f.read()
+        self.assertIn('strata_run_warnings{host=', text)
+        self.assertRegex(text, r'strata_tests\{host="[^"]*",status="WARN"\} 2\n')
+        self.assertRegex(text, r'strata_run_warnings\{host="[^"]*"\} 2\n')
+        self.assertRegex(text, r'strata_test_pass\{host="[^"]*",layer="host",'
+                         r'status="WARN",test="W1"\} 1\n')
+        self.assertRegex(text, r'strata_run_verdict\{host="[^"]*",'
+                         r'verdict="PASS"\} 1\n')
+        promtool = os.environ.get("PROMTOOL") or shutil.which("promtool")
+        if promtool:
+            with open(prom) as f:
+                r = subprocess.run([promtool, "check", "metrics"], stdin=f,
+                                   capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        else:
+            print("promtool not installed (Debian package prometheus): "
+                  "the textfile was checked by the patterns above only")
+
+    def test_strict_exit_code(self):
+        p, _ = self.run_warn("s", "--strict")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        # nothing past a warn limit: --strict exits 0
+        p, _ = self.run_warn("t", "--strict", "--set", "W1.lat_p99_us.warn.max=none",
+                          "--set", "W4.bw.warn.min=none")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_diff_warn_pass(self):
+        p, _ = self.run_warn("a", "--set", "W1.lat_p99_us.warn.max=30")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p, _ = self.run_warn("b")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        d = strata("diff", self.path("a.jsonl"), self.path("b.jsonl"))
+        self.assertEqual(d.returncode, 1, d.stdout + d.stderr)
+        self.assertIn("W1       host     PASS -> WARN  VERDICT WORSE", d.stdout)
+        d = strata("diff", self.path("b.jsonl"), self.path("a.jsonl"))
+        self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
+        self.assertIn("W1       host     WARN -> PASS  VERDICT BETTER", d.stdout)
+
+
+class Stability(Tmp):
+    def test_ratio_and_cv(self):
+        spec = self.write("s.lua", '''
+test {
+  id = "S1", layer = "host", title = "stable",
+  run = function()
+    return { iter_gbps = { 10, 10.2, 9.8 }, lat_p50_us = 10, lat_p99_us = 25,
+             once = { 5 } }
+  end,
+}
+''')
+        y = self.write("s.yaml", "S1:\n"
+                       '  "cv(iter_gbps)": { max: 5, warn: { max: 1 } }\n'
+                       '  lat_p99_us: { max: "3 * lat_p50_us" }\n'
+                       '  "cv(lat_p50_us, lat_p99_us)": { max: 50 }\n')
+        p = strata("run", spec, "--thresholds", y, "-o", self.path("s.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        res = results(journal(self.path("s.jsonl")))["S1"][0]
+        cks = {c["metric"]: c for c in res["checks"]}
+        cv = cks["cv(iter_gbps)"]
+        # population sd of 10, 10.2, 9.8 over the mean 10, in %
+        self.assertAlmostEqual(cv["value"], (0.08 / 3) ** 0.5 / 10 * 100)
+        self.assertTrue(cv["ok"] and cv["warn"])
+        self.assertEqual(cv["source"], y + ":2")
+        self.assertEqual(res["status"], "WARN")
+        self.assertIn("cv(iter_gbps) = 1.63299, past the warn limit <= 1",
+                      res["reason"])
+        ratio = cks["lat_p99_us"]
+        self.assertEqual((ratio["limit"], ratio["ok"]), (30, True))
+        self.assertEqual(ratio["text"], "lat_p99_us <= 3 x lat_p50_us (= 30)")
+        # 10 and 25: sd 7.5 over the mean 17.5
+        two = cks["cv(lat_p50_us, lat_p99_us)"]
+        self.assertAlmostEqual(two["value"], 7.5 / 17.5 * 100)
+        self.assertTrue(two["ok"])
+        # the ratio fails past 3 x p50; one number is no spread
+        p = strata("run", spec, "--thresholds", y, "--set",
+                   "S1.lat_p99_us.max=2 * lat_p50_us", "--set",
+                   "S1.cv(once).max=5", "-o", self.path("t.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        res = results(journal(self.path("t.jsonl")))["S1"][0]
+        self.assertIn("lat_p99_us = 25, wanted <= 20", res["reason"])
+        self.assertIn("cv(once): 1 number to compare, 2 or more needed",
+                      res["reason"])
+
+
+RECORD_SPEC = '''
+test {
+  id = "R1", layer = "host", title = "fails", gate = false,
+  criteria = { answer = { eq = 43 } },
+  run = function() return { answer = 42 } end,
+}
+test {
+  id = "R2", layer = "verbs", title = "needs R1", needs = { "R1" },
+  criteria = { answer = { eq = 42 } },
+  run = function() return { answer = 42 } end,
+}
+test {
+  id = "R3", layer = "host", title = "fails too",
+  criteria = { answer = { eq = 41 } },
+  run = function() return { answer = 42 } end,
+}
+'''
+
+
+class RecordOnly(Tmp):
+    def run_rec(self, name, *args):
+        spec = self.write("r.lua", RECORD_SPEC)
+        p = strata("run", spec, "-o", self.path(name + ".xlsx"), "--json",
+                   self.path(name + ".json"), "--junit",
+                   self.path(name + ".xml"), *args)
+        with open(self.path(name + ".json")) as f:
+            doc = json.load(f)
+        return p, {t["id"]: t for t in doc["tests"]}, doc
+
+    def test_gate_false_and_no_gate(self):
+        import xml.etree.ElementTree as ET
+        # R3 gates and fails; R1 (gate = false) fails as judged, R2 runs
+        p, tests, doc = self.run_rec("a")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual((tests["R1"]["status"], tests["R2"]["status"]),
+                         ("FAIL", "PASS"))
+        self.assertTrue(tests["R1"]["record_only"])
+        self.assertTrue(tests["R1"]["reason"].startswith(
+            "record only (gates nothing): answer = 42, wanted == 43"))
+        self.assertEqual(doc["lowest_failed"]["id"], "R3")
+        # the thresholds file takes R3 out of the gate too: exit 0
+        y = self.write("t.yaml", "R3:\n  gate: false\n")
+        p, tests, doc = self.run_rec("b", "--thresholds", y)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "PASS")
+        self.assertIn("Record only (gates nothing): 2 tests, as judged 2 FAIL.",
+                      doc["message"])
+        root = ET.parse(self.path("b.xml")).getroot()
+        self.assertEqual(root.get("failures"), "0")
+        case = [c for c in root.iter("testcase") if c.get("name") == "R3"][0]
+        self.assertIsNone(case.find("failure"))
+        props = {x.get("name"): x.get("value") for x in case.find("properties")}
+        self.assertEqual(props, {"strata.status": "FAIL",
+                                 "strata.record_only": "true"})
+        # --no-gate: every test record only, verdict RECORDED, exit 0
+        p, tests, doc = self.run_rec("c", "--no-gate")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(doc["verdict"], "RECORDED")
+        self.assertIn("As judged: FAIL", doc["message"])
+        self.assertEqual([tests[i]["status"] for i in ("R1", "R2", "R3")],
+                         ["FAIL", "PASS", "FAIL"])
+        # a bad gate value names its line
+        y = self.write("t.yaml", "R3:\n  gate: maybe\n")
+        p = strata("check", self.path("r.lua"), "--thresholds", y)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(y + ":2: R3.gate: expected true or false", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
