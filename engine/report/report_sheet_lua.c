@@ -193,6 +193,41 @@ static int l_sheet_merge(lua_State *L)
                                            opt_format(L, 7)));
 }
 
+/* ws:color_scale(r0, c0, r1, c1, {min_color=, [mid_color=,] max_color=})
+ * Excel's "3 Color Scale" conditional format over the range (lowest,
+ * 50th percentile, highest), or a 2 colour one without mid_color: a
+ * heatmap of a matrix of numbers (the fleet's pair matrix). */
+static int l_sheet_color_scale(lua_State *L)
+{
+  static const char *const keys[] = { "min_color", "mid_color", "max_color",
+                                      NULL };
+  static const char *const fn = "report.color_scale";
+  lxw_worksheet *ws = check_sheet(L, 1);
+  lxw_row_t r0 = report_check_row(L, 2), r1 = report_check_row(L, 4);
+  lxw_col_t c0 = report_check_col(L, 3), c1 = report_check_col(L, 5);
+  lxw_conditional_format cf = { 0 };
+  int set_min = 0, set_mid = 0, set_max = 0;
+
+  luaL_checktype(L, 6, LUA_TTABLE);
+  strata_check_keys(L, 6, fn, keys);
+  cf.min_color = report_opt_color(L, 6, fn, "min_color", &set_min);
+  cf.mid_color = report_opt_color(L, 6, fn, "mid_color", &set_mid);
+  cf.max_color = report_opt_color(L, 6, fn, "max_color", &set_max);
+  cf.type = set_mid ? LXW_CONDITIONAL_3_COLOR_SCALE
+                    : LXW_CONDITIONAL_2_COLOR_SCALE;
+  cf.min_rule_type = LXW_CONDITIONAL_RULE_TYPE_MINIMUM;
+  cf.max_rule_type = LXW_CONDITIONAL_RULE_TYPE_MAXIMUM;
+  if(set_mid) {
+    cf.mid_rule_type = LXW_CONDITIONAL_RULE_TYPE_PERCENTILE;
+    cf.mid_value = 50;
+  }
+  if(!set_min || !set_max)
+    return luaL_error(L, "%s: min_color and max_color are required", fn);
+  return check_write(L, "color_scale", r0, c0,
+                     worksheet_conditional_format_range(ws, r0, c0, r1, c1,
+                                                        &cf));
+}
+
 /* ws:insert_chart(row, col, chart [, {x_offset=, y_offset=, x_scale=,
  * y_scale=, description=}]) */
 static int l_sheet_insert_chart(lua_State *L)
@@ -470,6 +505,7 @@ const luaL_Reg report_sheet_methods[] = {
   { "autofilter", l_sheet_autofilter },
   { "merge", l_sheet_merge },
   { "insert_chart", l_sheet_insert_chart },
+  { "color_scale", l_sheet_color_scale },
   { "setup", l_sheet_setup },
   { "name", l_sheet_name },
   { NULL, NULL } };

@@ -141,6 +141,11 @@
     first_row, lxw_col_t first_col, lxw_row_t last_row, lxw_col_t            \
     last_col), (worksheet, first_row, first_col, last_row, last_col),        \
     LXW_ERROR_FEATURE_NOT_SUPPORTED)                                         \
+  F(lxw_error, worksheet_conditional_format_range, (lxw_worksheet          \
+    *worksheet, lxw_row_t first_row, lxw_col_t first_col, lxw_row_t          \
+    last_row, lxw_col_t last_col, lxw_conditional_format                     \
+    *conditional_format), (worksheet, first_row, first_col, last_row,        \
+    last_col, conditional_format), LXW_ERROR_FEATURE_NOT_SUPPORTED)          \
   V(worksheet_fit_to_pages, (lxw_worksheet *worksheet, uint16_t width,       \
     uint16_t height), (worksheet, width, height))                            \
   V(worksheet_freeze_panes, (lxw_worksheet *worksheet, lxw_row_t row,        \

@@ -209,8 +209,10 @@ end
 -- file:line), tags; and the cell's (from f): cell (its parameters),
 -- cell_index, started, duration_s, outcome (the raw outcome: kind = ok,
 -- skip, error, timeout, crashed, stopped, blocked, gated_skip, ...),
--- metrics, checks, tables, notes, series.  One constructor, sized for
--- every field (and status, reason).
+-- metrics, checks, tables, notes, series; try and tries (the fleet's
+-- --until-pass/--repeat: this try's number and the most tries, nil when a
+-- cell runs once).  One constructor, sized for every field (and status,
+-- reason).
 function M.result(t, ncells, unit, f)
   return { type = "result", id = t.id, layer = t.layer, title = t.title,
            params = t.params, cells = ncells, headline = t.headline,
@@ -218,8 +220,8 @@ function M.result(t, ncells, unit, f)
            cell = f.cell, cell_index = f.cell_index, started = f.started,
            duration_s = f.duration_s, outcome = f.outcome,
            tables = f.tables, notes = f.notes, series = f.series,
-           metrics = f.metrics, checks = f.checks, status = nil,
-           reason = nil }
+           metrics = f.metrics, checks = f.checks, try = f.try,
+           tries = f.tries, status = nil, reason = nil }
 end
 
 -- A test rolled up (verdict.test): status and reason (the worst cell's),

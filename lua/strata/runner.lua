@@ -286,8 +286,23 @@ end
 -- (STRATA_PROGRESS_EVERY changes it: tests, impatient logs).
 local PLAIN_EVERY = tonumber(os.getenv("STRATA_PROGRESS_EVERY") or "") or 30
 
+-- A test's records with only the last try of each cell (records of one
+-- try each pass as they are).
+function M.last_tries(recs)
+  local last, out = {}, {}
+  for i, r in ipairs(recs) do
+    if r.try then last[r.cell_index or 0] = i end
+  end
+  for i, r in ipairs(recs) do
+    if not r.try or last[r.cell_index or 0] == i then out[#out + 1] = r end
+  end
+  return out
+end
+
 -- Run the plan.  opts: site, criteria (resolved list), journal (with
--- :write(rec)), progress (bool: stderr is a terminal).  Returns the
+-- :write(rec)), progress (bool: stderr is a terminal), tries and
+-- try_mode ("repeat": every cell `tries` times; "until_pass": a failed
+-- cell again, at most `tries` in all).  Returns the
 -- result records and whether the run was interrupted.
 function M.run(order, opts)
   local results = {}      -- id -> list of records
@@ -375,7 +390,12 @@ function M.run(order, opts)
     end
     return run_cell(order[i], spec.cell_from(order[i], at), child_env)
   end
-  local server = os.getenv("STRATA_FORK_SERVER") ~= "0"
+  -- Tries per cell (the fleet's --repeat N / --until-pass N): every try
+  -- is its own record (try = k); a retried cell runs alone, after its
+  -- previous try, so the fork server's one-ahead start is left off.
+  local tries = math.max(1, math.floor(tonumber(opts.tries) or 1))
+  local again_always = opts.try_mode == "repeat"
+  local server = os.getenv("STRATA_FORK_SERVER") ~= "0" and tries == 1
     and core.fork_server(nil, cell_answer) or nil
   local interrupted = false
   local total = #order
@@ -441,7 +461,12 @@ function M.run(order, opts)
       return server:send(request(i, t, list[ci]), iso)
     end
     local nxt = server and list[1] and send(1)
-    for ci, cell in ipairs(list) do
+    local ci, try = 0, 1
+    while true do
+      local cell
+      if try == 1 then ci = ci + 1 end
+      cell = list[ci]
+      if not cell then break end
       cur_ci, cur_cell, cur_label = ci, cell, nil
       local started, c0 = core.utc(), core.now()
       local st, payload, limit, duration
@@ -476,22 +501,28 @@ function M.run(order, opts)
       if o.kind == "ok" then
         checks = thresholds.judge(crits, {
           site = opts.site, metrics = metrics or {}, cell = cell,
-          lookup = lookup, baseline = opts.baseline and function()
+          lookup = lookup, fleet = opts.fleet, baseline = opts.baseline and function()
             return compare.lookup(opts.baseline, t.id, t.params, cell)
           end })
       end
       if o.kind == "stopped" then interrupted = true end
-      keep(model.result(t, ncells, unit, {
+      local r = keep(model.result(t, ncells, unit, {
              cell = cell, cell_index = ci, started = started,
              duration_s = duration, outcome = o, tables = out.tables or {},
              notes = notes, series = out.series, metrics = metrics,
-             checks = checks or {} }))
+             checks = checks or {}, try = tries > 1 and try or nil,
+             tries = tries > 1 and tries or nil }))
       if interrupted then
         if nxt then nxt:drop() end
         break
       end
+      if try < tries and (again_always or r.status == "FAIL" or r.status == "ERROR") then
+        try = try + 1
+      else
+        try = 1
+      end
     end
-    local roll = verdict.test(model.test_info(t, ncells), results[t.id] or {},
+    local roll = verdict.test(model.test_info(t, ncells), M.last_tries(results[t.id] or {}),
                               crits, true)
     rolled[t.id] = roll
     local line = ("[%2d/%d] %-8s %-8s %-40s %-7s %5.1f s"):format(i, total,

@@ -223,6 +223,10 @@ function M.load(opts)
   require("strata.scale").apply(tests, s.site,
     opts.site or (opts.site_table and "the launcher's site file"))
 
+  -- the fleet model's criteria (strata.fleet.model.TEST): resolved, --set
+  -- and listed like any test's, never run; in s.criteria for fleet runs
+  local fleet_test = require("strata.fleet.model").TEST
+  local known = setmetatable({ [fleet_test.id] = fleet_test }, { __index = by_id })
   local tfile = opts.thresholds or default_thresholds(paths)
   local file_crit, gates = {}, {}
   if tfile then
@@ -232,7 +236,7 @@ function M.load(opts)
     -- tests the file names but no loaded spec defines: a typo, or specs
     -- left out of this run; only `strata check` warns about them
     file_crit, gates = thresholds.load(tfile)
-    if opts.warn_unknown then warn_unloaded(tfile, by_id) end
+    if opts.warn_unknown then warn_unloaded(tfile, known) end
     s.files[#s.files + 1] = { path = tfile, role = "thresholds" }
   end
   -- hardware packs (docs/site.md): chosen by what the site file or the
@@ -245,7 +249,7 @@ function M.load(opts)
       spec.error(opts.profile, "thresholds profile not found")
     end
     local prof, pgates = thresholds.load(opts.profile)
-    if opts.warn_unknown then warn_unloaded(opts.profile, by_id) end
+    if opts.warn_unknown then warn_unloaded(opts.profile, known) end
     for id, g in pairs(pgates) do gates[id] = g end
     overlay(file_crit, prof)
     s.files[#s.files + 1] = { path = opts.profile, role = "thresholds profile" }
@@ -265,7 +269,12 @@ function M.load(opts)
     if not set then spec.error("--set " .. kv, "%s", err) end
     sets[#sets + 1] = set
   end
-  s.criteria = thresholds.resolve(tests, by_id, file_crit, sets)
+  local all = { fleet_test }
+  for _, t in ipairs(tests) do all[#all + 1] = t end
+  s.criteria = {}
+  for _, c in ipairs(thresholds.resolve(all, known, file_crit, sets)) do
+    if c.id ~= fleet_test.id or opts.fleet then s.criteria[#s.criteria + 1] = c end
+  end
   local sums = file_sums(s.files)
   for i, f in ipairs(s.files) do
     if sums[i] ~= "" then f.sha256 = sums[i] end

@@ -7,7 +7,8 @@
 -- a literal, a list (for `in`), or an expression `[factor *] ref` where
 -- ref is `site.<path>`, `<TESTID>.<metric>` (the same matrix cell of that
 -- test), `baseline.<metric>` (the same test and cell in the run given with
--- --baseline) or `<metric>` (a metric of the same result).
+-- --baseline), `fleet.median.<metric>` (the fleet's median of the same
+-- test and cell: fleet runs) or `<metric>` (a metric of the same result).
 local yaml = require "strata.yaml"
 local spec = require "strata.spec"
 local common = require "strata.report.common"
@@ -104,6 +105,13 @@ local function parse_limit(v, by_id)
     if site_path then
       return { kind = "ref", factor = factor, site = site_path, ref = ref }
     end
+    -- fleet.median.<metric>: the fleet's median of the same test and cell
+    -- (judged by the fleet model, strata.fleet.baseline; a node alone
+    -- cannot evaluate it)
+    local fstat, fmetric = ref:match("^fleet%.(median)%.(.+)$")
+    if fstat then
+      return { kind = "ref", factor = factor, fleet = fmetric, stat = fstat, ref = ref }
+    end
     local base_metric = ref:match("^baseline%.(.+)$")
     if base_metric then
       return { kind = "ref", factor = factor, baseline = base_metric, ref = ref }
@@ -121,6 +129,8 @@ local function parse_limit(v, by_id)
   end
   return { kind = "value", value = v }
 end
+
+M.parse_limit = parse_limit
 
 -- Merge entry e over entry into (the same name, a lower precedence): a
 -- group replaces whatever was there, and is replaced whole; a limit
@@ -483,6 +493,10 @@ local function site_get(site, path)
 end
 M.site_get = site_get
 
+-- A node of a fleet run (ctx.fleet == "defer") leaves a fleet.median
+-- check to the fleet model (strata.fleet.baseline): ok for now, marked.
+local DEFER = {}
+
 -- Evaluate a limit: returns value or nil, why.
 -- ctx = { site, metrics, cell, lookup = function(id, cell) -> metrics|nil, why }
 local function eval_limit(l, ctx)
@@ -493,6 +507,14 @@ local function eval_limit(l, ctx)
     if v == nil then
       return nil, ("site.%s is not set in the site file"):format(l.site)
     end
+  elseif l.fleet then
+    if not ctx.fleet then
+      return nil, ("%s is the fleet's: judged by strata run --fleet"):format(l.ref)
+    end
+    if ctx.fleet == "defer" then return nil, DEFER end
+    local fv, why = ctx.fleet(l.stat, l.fleet)
+    if fv == nil then return nil, why end
+    v = fv
   elseif l.baseline then
     if not ctx.baseline then
       return nil, ("%s needs a baseline: strata run --baseline FILE.jsonl"):format(l.ref)
@@ -714,7 +736,9 @@ judge_one = function(c, ctx)
     local v = values[name]
     local ck = model.check(c, { metric = name, limit = limit, value = v,
                                 text = text })
-    if limit == nil and c.limit.site then
+    if why == DEFER then
+      ck.ok, ck.deferred = true, true
+    elseif limit == nil and c.limit.site then
       -- an expectation the site file does not give: this check is not
       -- judged (README: what is missing is not a failure), and says why
       ck.ok, ck.not_judged = true, true

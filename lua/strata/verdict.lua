@@ -23,8 +23,10 @@ M.STATUSES = { "PASS", "WARN", "FAIL", "ERROR", "BLOCKED", "INCOMPLETE",
                "STOPPED", "SKIP", "NOT RUN" }
 
 -- Worst first when rolling cells up into a test.
+-- FLAKY (a fleet cell that failed a try and passed another, --until-pass)
+-- is worse than WARN and fails nothing.
 local RANK = { ERROR = 8, FAIL = 7, BLOCKED = 6, STOPPED = 5,
-               INCOMPLETE = 4, WARN = 3, PASS = 2, SKIP = 1 }
+               INCOMPLETE = 4, FLAKY = 3.5, WARN = 3, PASS = 2, SKIP = 1 }
 
 -- Statuses that passed: a `needs` gate opens on them, the run's verdict
 -- stays PASS (WARN: "with N warnings").
@@ -60,6 +62,8 @@ end
 -- field carry status/reason only: those stand as written, but for the old
 -- "ERROR interrupted" of a SIGINT, which is STOPPED.
 function M.cell(rec)
+  -- a fleet cell whose tries both failed and passed (strata.fleet.tries)
+  if rec.flaky then return "FLAKY", rec.flaky end
   local o = rec.outcome
   if not o then
     if rec.status == "ERROR" and rec.reason == "interrupted" then

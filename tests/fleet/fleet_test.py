@@ -16,6 +16,10 @@ rdma    salloc -p rdma -N 3 on the RDMA nodes (the lab's Soft-RoCE qemu
         RoCEv2, B01 from the three guests at once against the RGW; then a
         second run in which g3's agent is killed inside its guest mid-run:
         g3 ERROR, the pair whose far end it is ERROR, g1 and g2 stand.
+diag    salloc -p rdma -N 3, twice: no fault (no suspect, no FLAKY), then
+        g2's RDMA link held up (slurm.sh link) and FT2 failing its first try
+        on g3 (--until-pass 2): g2 the suspect with its pairs as evidence,
+        FT2 FLAKY on g3, g3 a flaky node; the heatmap drawn.
 faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
         (SIGSTOP: hung), n4's agent port taken before its agent starts,
         n5's agent killed mid-run (pairs run the slow fixture FT1, so the
@@ -158,7 +162,8 @@ def run_mode():
     check(inc and inc[0]["node"] == "n1", "R7 ran on the receiver n1")
 
     wb = openpyxl.load_workbook(out + ".xlsx")
-    check(wb.sheetnames[:4] == ["Summary", "Nodes", "Cells", "Pairs"],
+    check(wb.sheetnames[:7] == ["Summary", "Attribution", "Heatmap", "Baseline", "Nodes",
+                                "Cells", "Pairs"] and wb.sheetnames[-1] == "Thresholds",
           "fleet workbook sheets: %s" % wb.sheetnames)
     m = matrix(wb)
     check(sorted(m) == ["n1", "n2", "n3"], "Summary matrix has a row per node")
@@ -521,6 +526,133 @@ def sbatch_mode():
           % (run and run[0]["host"]))
 
 
-{"run": run_mode, "faults": faults_mode, "sbatch": sbatch_mode, "rdma": rdma_mode}[mode]()
+def diag_site(name, extra=""):
+    """The RDMA nodes' site for the diagnosis runs: rdma_site's figures,
+    no S3, short cells (a degraded link makes every RDMA step slow)."""
+    path = os.path.join(work, "site-%s.yaml" % name)
+    with open(path, "w") as f:
+        f.write("""site: { name: fleet-diag-bed, expect: [host, verbs, roce] }
+rdma:
+  device: rxe0
+  port: 1
+  gid_index: auto
+  line_rate_gbps: 0.02        # rxe under TCG (docs/lab.md), not a NIC's
+  max_lat_us: 10000000
+  max_tail_ratio: 100000
+  bw_iters: 16
+  lat_iters: 20
+  tx_depth: 8
+  timeout_s: 25
+  max_buffer_mb: 16
+roce: { size: 65536, iters: 8, tx_depth: 8, timeout_s: 25 }
+scale:
+  matrix:
+    R2: { size: [65536], qps: [1] }
+    R3: { size: [4096] }
+    R7: { senders: [2], qps: [1] }
+fleet:
+  peer_device: rxe0
+%s""" % extra)
+    return path
+
+
+def attribution_sheet(wb):
+    """Attribution's suspect rows as [(kind, suspect, test, pair, ratio)]."""
+    out = []
+    for r in sheet_rows(wb["Attribution"])[3:]:
+        if not r or r[0] not in ("node", "link"):
+            break
+        out.append((r[0], r[1], r[2], r[3], r[7]))
+    return out
+
+
+def diag_mode():
+    """Attribution and FLAKY on the RDMA nodes: a run with no fault names
+    no suspect; then g2's RDMA link held up (slurm.sh link: a QEMU
+    filter-buffer on its segment NIC) and FT2 made to fail its first try
+    on g3: the workbook names g2 the suspect with its pairs as evidence,
+    FT2 on g3 FLAKY and g3 a flaky node, not a suspect."""
+    guests = bedenv["FLEET_GUESTS"].split()
+    check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
+    prof = os.path.join(root, "lab", "thresholds.yaml")
+    tag = "%d" % time.time()
+    # TCG's pair figures swing with the host's load: R3's median latency
+    # 0.58 to 4.4 ms between the pairs of one clean run (2026-12-06), R2
+    # 2.8x: a suspect must be 20x off the pairs without it (the link is
+    # held up 200 ms: R3 through it some 100x slower)
+    common_args = ["--profile", prof, "--until-pass", "2",
+                   "--set", "FLEET.pair_ratio.min=0.05",
+                   "--only", "FT2", "--only", "R2", "--only", "R3", "--only", "R7",
+                   "specs", os.path.join(here, "specs")]
+    site = diag_site("diag-clean")
+    rc, out, wall = fleet_run(3, ["--site", site] + common_args, "diag-clean",
+                              partition="rdma")
+    check(rc == 0, "fleet run without a fault exits 0 (rc %d, %.1f s)" % (rc, wall))
+    wb = openpyxl.load_workbook(out + ".xlsx")
+    doc = json.load(open(out + ".json"))
+    att = doc.get("attribution") or {}
+    # (an empty Lua table is a JSON {} in lua-cjson 2.1.0: no suspect)
+    check(not att.get("suspects") and att.get("flaky_cells") == 0,
+          "no fault: no suspect, no FLAKY cell: %s" % att.get("suspects"))
+    summ = {r[0]: r[1] for r in sheet_rows(wb["Summary"]) if r and r[0]}
+    check(str(summ.get("Suspect", "")).startswith("none"),
+          "Summary says: Suspect %s" % summ.get("Suspect"))
+    for p in doc["pairs"]:
+        print("  clean %s %s -> %s %s %s = %s" % (p["id"], p["from"], p["to"], p["status"],
+                                                 p.get("metric"), p.get("value")))
+
+    bad, flaky = guests[1], guests[2]
+    site = diag_site("diag-fault", "fleet_test: { flaky_node: %s, flaky_tag: t%s }\n"
+                     % (flaky, tag))
+    sh = os.path.join(here, "slurm.sh")
+    p = subprocess.run([sh, "link", bed, bad, "200000"], capture_output=True, text=True)
+    check(p.returncode == 0, "%s's RDMA link held up 200 ms a packet: %s"
+          % (bad, (p.stdout + p.stderr).strip()))
+    try:
+        rc, out, wall = fleet_run(3, ["--site", site] + common_args, "diag-fault",
+                                  partition="rdma")
+    finally:
+        p = subprocess.run([sh, "link", bed, bad, "off"], capture_output=True, text=True)
+        check(p.returncode == 0, "%s's link restored: %s" % (bad, (p.stdout + p.stderr).strip()))
+    print("  fault run: rc %d, %.1f s" % (rc, wall))
+    wb = openpyxl.load_workbook(out + ".xlsx")
+    doc = json.load(open(out + ".json"))
+    for p in doc["pairs"]:
+        print("  fault %s %s -> %s %s %s = %s" % (p["id"], p["from"], p["to"], p["status"],
+                                                 p.get("metric"), p.get("value")))
+    att = doc.get("attribution") or {}
+    sus = att.get("suspects") or []
+    check([(s["kind"], s["name"]) for s in sus] == [("node", bad)],
+          "the suspect is node %s alone: %s" % (bad, [s.get("text") for s in sus]))
+    ev = sus[0]["evidence"] if sus else []
+    check(ev and all(bad in (e["a"], e["b"]) for e in ev)
+          and len([e for e in ev if e["test"] == "R3"]) == 2,
+          "its evidence: both R3 pairs through %s (and any other pair through it): %s"
+          % (bad, [(e["test"], e["pair"], e.get("ratio")) for e in ev]))
+    rows = attribution_sheet(wb)
+    check(rows and all(r[0] == "node" and r[1] == bad for r in rows),
+          "Attribution sheet rows name %s: %s" % (bad, rows))
+    summ = {r[0]: r[1] for r in sheet_rows(wb["Summary"]) if r and r[0]}
+    check(("node %s" % bad) in str(summ.get("Suspect node", "")),
+          "Summary: Suspect node %s" % summ.get("Suspect node"))
+    check(att.get("flaky_cells") == 1 and [f["node"] for f in att.get("flaky_nodes", [])] == [flaky],
+          "FT2 FLAKY on %s, counted apart: %s" % (flaky, att.get("flaky_nodes")))
+    check(("%s:" % flaky) in str(summ.get("Flaky node", "")),
+          "Summary: Flaky node %s" % summ.get("Flaky node"))
+    m = matrix(wb)
+    check(m.get(flaky, {}).get("FT2") == "FLAKY" and m.get(bad, {}).get("FT2") == "PASS",
+          "node x rung: FT2 FLAKY on %s, PASS on %s" % (flaky, bad))
+    tries = [r for r in records(out + ".jsonl") if r.get("type") == "result"
+             and r.get("id") == "FT2" and r.get("node") == flaky]
+    check([(r.get("try"), r.get("status")) for r in tries] == [(1, "FAIL"), (2, "PASS")],
+          "both tries of FT2 on %s kept: %s" % (flaky, [(r.get("try"), r.get("status"))
+                                                       for r in tries]))
+    hm = wb["Heatmap"]
+    check(len(hm.conditional_formatting) >= 2,
+          "Heatmap: a colour scale per pair matrix (%d)" % len(hm.conditional_formatting))
+
+
+{"run": run_mode, "faults": faults_mode, "sbatch": sbatch_mode, "rdma": rdma_mode,
+ "diag": diag_mode}[mode]()
 print("%d failed" % len(fails))
 sys.exit(1 if fails else 0)

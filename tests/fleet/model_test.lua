@@ -17,7 +17,20 @@ end
 
 local dir = assert(arg[1], "usage: model_test.lua FIXTURES OUTDIR")
 local out = assert(arg[2], "usage: model_test.lua FIXTURES OUTDIR")
-local function load() return journal.read(dir .. "/run-3nodes.jsonl") end
+-- The journal was recorded before the outlier tolerance was a criterion:
+-- its thresholds record gets FLEET.node_ratio as a run records it now
+-- (specs/thresholds.yaml's value and line), or the value given.
+local function with_ratio(recs, v)
+  for _, r in ipairs(recs) do
+    if r.type == "thresholds" then
+      table.insert(r.criteria, { id = "FLEET", metric = "node_ratio", op = "min",
+        expr = v or 0.9, text = "node_ratio >= " .. (v or 0.9),
+        source = v and "--set FLEET.node_ratio.min=" .. v or "specs/thresholds.yaml" })
+    end
+  end
+  return recs
+end
+local function load(v) return with_ratio(journal.read(dir .. "/run-3nodes.jsonl"), v) end
 
 -- 1. the recorded run as it is
 local fm = fmodel.build(load())
@@ -33,18 +46,195 @@ check(fm.incast and fm.incast.receiver == "n1", "incast into n1")
 check(#fm.outliers == 0, "no outlier in the recorded run")
 
 -- 2. one node's B01 GET figure halved (in memory): n3 is the outlier
-local recs = load()
-for _, r in ipairs(recs) do
-  if r.type == "result" and r.id == "B01" and r.node == "n3" then
-    r.metrics["get.gbps"] = r.metrics["get.gbps"] * 0.5
+local function halved(v)
+  local recs = load(v)
+  for _, r in ipairs(recs) do
+    if r.type == "result" and r.id == "B01" and r.node == "n3" then
+      r.metrics["get.gbps"] = r.metrics["get.gbps"] * 0.5
+    end
   end
+  return recs
 end
-fm = fmodel.build(recs)
+fm = fmodel.build(halved())
 local o = fm.outliers[1]
-check(#fm.outliers == 1 and o.node == "n3" and o.id == "B01" and o.ratio < 0.9,
-      "n3's halved B01 flagged below 0.9 x the fleet median")
-fm = fmodel.build(recs, { ratio = { value = 0.4, source = "test" } })
-check(#fm.outliers == 0, "a tolerance of 0.4 lets it pass")
+check(#fm.outliers == 1 and o.node == "n3" and o.id == "B01" and o.ratio < 0.9
+      and o.why and o.why:find("node_ratio = ", 1, true) ~= nil,
+      "n3's halved B01 flagged below 0.9 x the fleet median (judged by thresholds.judge)")
+fm = fmodel.build(halved(0.4))
+check(#fm.outliers == 0 and fm.ratio.value == 0.4, "FLEET.node_ratio.min = 0.4 lets it pass")
+fm = fmodel.build(journal.read(dir .. "/run-3nodes.jsonl"))
+check(#fm.outliers == 0 and fm.ratio.value == nil and fm.ratio.source:find("not judged", 1, true),
+      "no FLEET criterion: outliers not judged, and the model says so")
+
+-- 2a. S3's straggler view on the same records: n3 (halved GET) is the
+-- slowest GET client and a straggler below node_ratio x the clients' median
+do
+  local recs = halved()
+  for _, r in ipairs(recs) do   -- its window doubled: its own Gbit/s halved
+    if r.type == "result" and r.id == "B01" and r.node == "n3" then
+      r.metrics["get.elapsed_s"] = r.metrics["get.elapsed_s"] * 2
+    end
+  end
+  fm = fmodel.build(recs)
+  local rows = require("strata.fleet.report_diag").s3_clients(fm)
+  local get
+  for _, x in ipairs(rows) do if x.id == "B01" and x.op == "get" then get = x end end
+  check(get and #get.clients == 3 and get.slowest == "n3" and get.stragglers[1] == "n3"
+        and #get.stragglers == 1 and get.clients[1].p99_ms ~= nil,
+        "B01 GET per client: n3 slowest and the one straggler, p99 per client")
+end
+
+-- 2b. the fleet as its own baseline: a criterion on fleet.median.<metric>
+-- (deferred on the node, judged by the fleet model); n3's halved B01 fails it
+do
+  local recs = halved()
+  local crit = { id = "B01", metric = "get.gbps", op = "min",
+                 expr = "0.8 * fleet.median.get.gbps", source = "--set B01.get.gbps.min=..." }
+  for _, r in ipairs(recs) do
+    if r.type == "thresholds" then table.insert(r.criteria, crit) end
+    if r.type == "result" and r.id == "B01" then
+      -- what a node journals for it (thresholds.judge with fleet = "defer")
+      local th = require "strata.thresholds"
+      local c = { id = crit.id, metric = crit.metric, op = crit.op, expr = crit.expr,
+                  source = crit.source, limit = th.parse_limit(crit.expr, {}) }
+      c.text = th.text(c)
+      local ck = th.judge({ c }, { metrics = r.metrics, fleet = "defer" })[1]
+      check(ck.ok and ck.deferred, "a node defers fleet.median (" .. r.node .. ")")
+      table.insert(r.checks, ck)
+    end
+  end
+  fm = fmodel.build(recs)
+  local st = {}
+  for _, n in ipairs(fm.nodes) do st[n.name] = n.tests.B01.status end
+  local why = fm.by_node.n3.tests.B01.reason or ""
+  check(st.n1 == "PASS" and st.n2 == "PASS" and st.n3 == "FAIL" and why:find("get.gbps", 1, true),
+        ("fleet.median judged by the fleet: n1 %s n2 %s n3 %s (%s)"):format(st.n1, st.n2, st.n3, why))
+  local base
+  for _, b in ipairs(fm.baseline) do
+    if b.id == "B01" and b.metric == "get.gbps" then base = b end
+  end
+  check(base and base.n == 3 and base.min < base.median and base.median <= base.max,
+        "the fleet baseline of B01 get.gbps: median and spread over 3 nodes")
+end
+
+-- 2c. tries: a real `strata node` output of FT2 with --until-pass 3 on one
+-- node (fixtures/fleet/README.md): FAIL then PASS is FLAKY, both kept
+do
+  local recs = journal.read(dir .. "/run-3nodes.jsonl")
+  local tries = journal.read(dir .. "/node-ft2-until-pass.jsonl")
+  for _, r in ipairs(tries) do
+    if r.type == "result" then
+      r.node, r.phase = "n2", "node"
+      table.insert(recs, #recs, r)
+    end
+  end
+  fm = fmodel.build(recs)
+  local ft2 = {}
+  for _, r in ipairs(fm.results) do
+    if r.id == "FT2" then ft2[#ft2 + 1] = ("%d %s%s"):format(r.try, r.status, r.superseded and "*" or "") end
+  end
+  check(table.concat(ft2, ",") == "1 FAIL*,2 FLAKY", "both tries kept, the last FLAKY: " .. table.concat(ft2, ","))
+  check(fm.by_node.n2.tests.FT2.status == "FLAKY" and fm.by_node.n2.status == "PASS",
+        "n2's FT2 FLAKY; n2 fails nothing: " .. fm.by_node.n2.status)
+  local fl = fm.attribution.flaky
+  check(#fm.flaky == 1 and #fl == 1 and fl[1].node == "n2" and #fm.attribution.suspects == 0,
+        "n2 a flaky node, no suspect")
+end
+
+-- 2d. --until-pass/--repeat are fleet options; FLEET's criteria take --set
+do
+  local exe = require("strata.core").exe_dir() .. "/strata"
+  local specs = dir .. "/../../specs"
+  local function rc(cmd)
+    local p = io.popen(cmd .. " 2>&1")
+    local text = p:read("a")
+    local _, _, code = p:close()
+    return code, text
+  end
+  local code, text = rc(exe .. " run --until-pass 2 --only H1 " .. specs)
+  check(code == 2 and text:find("fleet option", 1, true),
+        "strata run --until-pass without --fleet: exit 2: " .. text)
+  code, text = rc(exe .. " check " .. specs .. " --set FLEET.node_ratio.min=0.85"
+                  .. " --set FLEET.pair_ratio.min=0.3")
+  check(code == 0, "strata check --set FLEET.node_ratio.min=0.85: exit 0: " .. text)
+  code, text = rc(exe .. " check " .. specs .. " --profile " .. dir
+                  .. "/../../lab/thresholds.yaml --set FLEET.node_ratio.min=fast")
+  check(code == 2 and text:find("FLEET.node_ratio.min", 1, true),
+        "a FLEET limit that is no number: exit 2: " .. text)
+end
+
+-- 2e. attribution on recorded pair matrices of the RDMA guests
+-- (fixtures/fleet/README.md: a clean run and one with g2's link held up)
+do
+  local function with_pair_ratio(recs, v)
+    for _, r in ipairs(recs) do
+      if r.type == "thresholds" then
+        for _, c in ipairs(r.criteria) do
+          if c.id == "FLEET" and c.metric == "pair_ratio" then
+            c.expr, c.text, c.source = v, "pair_ratio >= " .. v, "model_test.lua"
+          end
+        end
+      end
+    end
+    return recs
+  end
+  local function suspects(f)
+    local out = {}
+    for _, s in ipairs(f.attribution.suspects) do out[#out + 1] = s.kind .. " " .. s.name end
+    return table.concat(out, ", ")
+  end
+  fm = fmodel.build(journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl"))
+  local s = fm.attribution.suspects
+  local tests, through = {}, true
+  for _, e in ipairs(s[1] and s[1].evidence or {}) do
+    tests[#tests + 1] = e.test .. " " .. e.pair
+    if e.a ~= "g2" and e.b ~= "g2" then through = false end
+  end
+  table.sort(tests)
+  check(suspects(fm) == "node g2" and through and table.concat(tests, ",")
+        == "R2 g2->g3,R3 g1->g2,R3 g2->g3,R7 g2->g1",
+        "g2 held up: node g2 the one suspect; evidence " .. table.concat(tests, ","))
+  check(s[1] and s[1].text:find("R3 g1->g2 median_us 60530.9 vs 3514.98 (x0.058)", 1, true),
+        "the evidence says how far below: " .. tostring(s[1] and s[1].text))
+  check(#fm.flaky == 1 and fm.attribution.flaky[1].node == "g3"
+        and fm.by_node.g3.tests.FT2.status == "FLAKY", "FT2 FLAKY on g3, named apart")
+  local xml = report.junit_text(fm)
+  local _, flakies = xml:gsub("<flakyFailure ", "")
+  check(flakies == 1 and not xml:find('name="FT2" time="[^"]*"><failure')
+        and xml:find('failures="0" errors="0"', 1, true),
+        "JUnit: FT2 on g3 a flakyFailure, its failed try no failure, the run no failures")
+  report.write(fm, { xlsx = out .. "/diag.xlsx" })
+  local py = io.popen(("/usr/bin/python3 -c \"import openpyxl; wb = openpyxl.load_workbook('%s'); "
+    .. "h = wb['Heatmap']; print(sorted((str(r.sqref), r.rules[0].type) for r in h.conditional_formatting)); "
+    .. "print([c.value for c in h['C'][3:6]]); "
+    .. "print([r[1] for r in wb['Summary'].iter_rows(values_only=True) if r[0] == 'Suspect node'])\"")
+    :format(out .. "/diag.xlsx"))
+  local got = py:read("a")
+  py:close()
+  check(got:find("('B11:D13', 'colorScale'), ('B5:D7', 'colorScale')", 1, true)
+        and got:find("['g2', 0.0376", 1, true)
+        and got:find("node g2: every pair", 1, true),
+        "Heatmap: a colour scale on each pair matrix; Summary names g2: " .. got)
+  fm = fmodel.build(with_pair_ratio(journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl"), 0.1))
+  check(suspects(fm) == "node g2", "at pair_ratio 0.1 still node g2: " .. suspects(fm))
+  fm = fmodel.build(journal.read(dir .. "/diag-clean-3guests.jsonl"))
+  check(suspects(fm) == "node g1", "the clean run at 0.25: TCG's R3 noise names g1 (as recorded): "
+        .. suspects(fm))
+  fm = fmodel.build(with_pair_ratio(journal.read(dir .. "/diag-clean-3guests.jsonl"), 0.1))
+  check(suspects(fm) == "" and #fm.flaky == 0, "the clean run at 0.1: no suspect, no FLAKY")
+  -- a single slow link: g3 -> g1's R2 figure cut to a tenth (in memory),
+  -- g3's other pair and g1's other pair (0.36 of the third: TCG) above
+  -- pair_ratio 0.3: the link, not a node
+  local recs = with_pair_ratio(journal.read(dir .. "/diag-clean-3guests.jsonl"), 0.3)
+  for _, r in ipairs(recs) do
+    if r.type == "result" and r.phase == "pair" and r.id == "R3" then r.metrics.median_us = 1000 end
+    if r.type == "result" and r.phase == "pair" and r.id == "R2" and r.pair[1] == "g3" then
+      r.metrics.bw_gbps = r.metrics.bw_gbps / 10
+    end
+  end
+  fm = fmodel.build(recs)
+  check(suspects(fm) == "link g1-g3", "one slow link: link g1-g3: " .. suspects(fm))
+end
 
 -- 3. a node whose step died: its tests without a result are ERROR
 recs = load()
@@ -99,6 +289,21 @@ local doc = cjson.decode(f:read("a"))
 f:close()
 check(doc.kind == "fleet" and #doc.nodes == 3 and doc.results[1].node ~= nil, "JSON carries the nodes")
 check(report.summary_text(fm):find("n3       PASS", 1, true) ~= nil, "text summary has a row per node")
+local py = io.popen(("/usr/bin/python3 -c \"import openpyxl; ws = openpyxl.load_workbook('%s')"
+  .. "['Thresholds']; print([r for r in ws.iter_rows(values_only=True) if r[0] == 'FLEET'])\"")
+  :format(out .. "/model.xlsx"))
+local rows = py:read("a")
+py:close()
+check(rows:find("'FLEET', 'node_ratio', 'min'", 1, true) ~= nil,
+      "the Thresholds sheet lists FLEET.node_ratio: " .. rows)
+py = io.popen(("/usr/bin/python3 -c \"import openpyxl; wb = openpyxl.load_workbook('%s'); "
+  .. "print(wb.sheetnames); print([r[:5] for r in wb['Baseline'].iter_rows(values_only=True) "
+  .. "if r[0] == 'B01' and r[3] == 'get.gbps'])\""):format(out .. "/model.xlsx"))
+rows = py:read("a")
+py:close()
+check(rows:find("'Attribution', 'Heatmap', 'Baseline'", 1, true) ~= nil
+      and rows:find("('B01', 's3', None, 'get.gbps', 3)", 1, true) ~= nil,
+      "Attribution, Heatmap and Baseline sheets; B01 get.gbps over 3 nodes: " .. rows)
 
 print(fails .. " failed")
 os.exit(fails == 0 and 0 or 1)

@@ -10,6 +10,8 @@
 #                                    the namespaces, the guests, the
 #                                    bridge and DIR
 #   tests/fleet/slurm.sh guests-up DIR BUILD    boot the RDMA nodes (below)
+#   tests/fleet/slurm.sh link DIR GUEST US|off  delay GUEST's RDMA link by up
+#                                             to US microseconds (or undo it)
 #   tests/fleet/slurm.sh guests-down DIR        power them off
 #
 # RDMA nodes (FLEET_GUESTS=N at start, default 0): N more Slurm nodes
@@ -111,7 +113,8 @@ guests_up() {
       -netdev "socket,id=n1,mcast=230.0.0.2:$wire,localaddr=127.0.0.1" \
       -device "virtio-net-pci,netdev=n1,mac=$(printf '52:54:00:78:01:%02x' "$i")" \
       -netdev "tap,id=h1,ifname=$tap,script=no,downscript=no" \
-      -device "virtio-net-pci,netdev=h1,mac=$mac"
+      -device "virtio-net-pci,netdev=h1,mac=$mac" \
+      -qmp "unix:$o/qmp.sock,server=on,wait=off"
     setsid "${LAB_QEMU[@]}" </dev/null > "$o/console.log" 2>&1 &
     echo $! > "$D/run/qemu-$g.pid"
   done
@@ -130,6 +133,43 @@ guests_up() {
   wait_for 120 "the RDMA nodes to come up" sh -c \
     "[ \$(SLURM_CONF=$D/slurm.conf sinfo -h -N -p rdma -t idle -o %N | wc -l) -eq $count ]"
   echo "slurm.sh: RDMA nodes up: $FLEET_GUESTS ($FLEET_GUEST_ADDRS)"
+}
+
+# Degrade one guest's RDMA link for real: a QEMU filter-buffer on its
+# segment NIC (netdev n1, the wire rxe0 runs on), added and removed at run
+# time over the guest's QMP socket.  filter-buffer holds every packet of
+# that NIC, both ways, and releases them every INTERVAL microseconds (QEMU
+# 7.2's qemu-options.hx, "-object filter-buffer"): a delay of up to
+# INTERVAL on each packet to or from that guest, and nothing else.
+link() {
+  D=$(cd "$1" && pwd); g=$2; what=$3
+  sock=$D/guests/$g/qmp.sock
+  [ -S "$sock" ] || die "guest $g has no QMP socket ($sock): is it up?"
+  /usr/bin/python3 - "$sock" "$what" <<'PY' || die "QMP on $g: $what failed"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+def cmd(name, **args):
+    f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
+    f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if "return" in r or "error" in r:
+            return r
+json.loads(f.readline())                      # the greeting
+cmd("qmp_capabilities")
+what = sys.argv[2]
+if what == "off":
+    r = cmd("object-del", id="strata-degrade")
+else:
+    r = cmd("object-add", **{"qom-type": "filter-buffer", "id": "strata-degrade",
+                             "netdev": "n1", "queue": "all", "interval": int(what)})
+if "error" in r:
+    sys.exit("QMP: %s" % r["error"].get("desc"))
+PY
+  if [ "$what" = off ]; then echo "slurm.sh: $g's RDMA link restored"
+  else echo "slurm.sh: $g's RDMA link held up to $what us a packet (filter-buffer)"; fi
 }
 
 # 0 when a daemon of the bed at $1 still runs
@@ -294,5 +334,6 @@ case "${1:-}" in
   stop) [ $# -eq 2 ] || die "usage: slurm.sh stop DIR"; guests_down "$2" >/dev/null 2>&1; stop "$2" ;;
   guests-up) [ $# -eq 3 ] || die "usage: slurm.sh guests-up DIR BUILD"; guests_up "$2" "$3" ;;
   guests-down) [ $# -eq 2 ] || die "usage: slurm.sh guests-down DIR"; guests_down "$2" ;;
-  *) die "usage: slurm.sh start|stop|guests-up|guests-down DIR" ;;
+  link) [ $# -eq 4 ] || die "usage: slurm.sh link DIR GUEST INTERVAL_US|off"; link "$2" "$3" "$4" ;;
+  *) die "usage: slurm.sh start|stop|guests-up|guests-down|link DIR" ;;
 esac

@@ -141,7 +141,8 @@ function M.main(argv)
     end
     local j = { write = function(_, rec) write(unscratch(rec)) end }
     local _, interrupted = runner.run(order, {
-      site = s.site, criteria = s.criteria, journal = j, progress = false })
+      site = s.site, criteria = s.criteria, journal = j, progress = false,
+      tries = work.tries, try_mode = work.try_mode, fleet = "defer" })
     write { type = "node_end", ended = core.utc(), interrupted = interrupted,
             tests = #order }
   end)

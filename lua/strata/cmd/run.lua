@@ -46,6 +46,9 @@ PATH: spec files or folders (default: specs/).
                           each Node, strata's NoSchedule taint while the
                           model says drain
   --dry-run               print what --act would run, run nothing
+  --until-pass N          (--fleet) a FAILed or ERRORed cell again, at most N
+                          tries: failed then passed is FLAKY
+  --repeat N              (--fleet) every cell N times; every try is kept
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
                           baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
@@ -64,6 +67,7 @@ file errors, 3 with --strict: nothing failed but a test WARNed.]],
 -- check's options plus --fleet (docs/fleet.md)
 M.OPTIONS = setmetatable({ ["--fleet"] = "fleet", ["--act"] = "act",
   ["--dry-run"] = { "dry_run", flag = true },
+  ["--repeat"] = "repeat", ["--until-pass"] = "until_pass",
   ["--strict"] = { "strict", flag = true },
   ["--no-gate"] = { "no_gate", flag = true } }, { __index = command.RUN_OPTIONS })
 
@@ -114,6 +118,10 @@ function M.main(argv)
     if o.act or o.dry_run then
       error(args.usage_error("--act and --dry-run act on a fleet's nodes: "
                              .. "use them with --fleet (docs/fleet.md)"), 0)
+    end
+    if o["repeat"] or o.until_pass then
+      error(args.usage_error((o["repeat"] and "--repeat" or "--until-pass")
+        .. " is a fleet option (strata run --fleet slurm): a single host's cells run once"), 0)
     end
     local s = setup.load { paths = paths, site = o.site, profile = o.profile,
                            thresholds = o.thresholds, set = o.set,

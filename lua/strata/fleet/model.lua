@@ -10,7 +10,20 @@ local verdict = require "strata.verdict"
 
 local M = {}
 
-M.DEFAULT_RATIO = 0.9
+-- The fleet model's own criteria, declared as a test that never runs:
+-- thresholds.lua resolves them with every other test's (the thresholds
+-- file, --profile, --set FLEET.node_ratio.min=V), the Thresholds sheet
+-- lists them, thresholds.judge judges them.  node_ratio: a node's cell
+-- headline over the fleet median of that cell (flipped for a max metric);
+-- pair_ratio: a pair's headline over the median of the pairs without the
+-- node under question (strata.fleet.attrib); their limits live in
+-- specs/thresholds.yaml.
+M.TEST = { id = "FLEET", layer = "fleet", title = "Fleet model (outliers)",
+           criteria = {}, units = { node_ratio = "x", pair_ratio = "x" },
+           headline = "node_ratio",
+           needs = {}, params = {},
+           where = debug.getinfo(1, "S").source:gsub("^@", "") .. ":"
+                   .. debug.getinfo(1, "l").currentline }
 
 local function median(xs)
   local v = {}
@@ -53,6 +66,56 @@ local function direction(criteria, id, metric)
     and "max" or "min"
 end
 
+-- The FLEET criteria of a fleet journal's thresholds record, with their
+-- limits parsed again (the journal keeps the expression).  A journal
+-- written before FLEET was a criterion recorded the tolerance in
+-- run.fleet.node_ratio: read as the same criterion.
+function M.fleet_criteria(criteria, run)
+  local thresholds = require "strata.thresholds"
+  local out = {}
+  for _, c in ipairs(criteria or {}) do
+    if c.id == M.TEST.id then
+      local x = {}
+      for k, v in pairs(c) do x[k] = v end
+      x.limit = thresholds.parse_limit(c.expr, {})
+      x.ref = x.ref or x.limit.ref
+      x.text = x.text or thresholds.text(x)
+      out[#out + 1] = x
+    end
+  end
+  local old = ((run or {}).fleet or {}).node_ratio
+  if #out == 0 and old and old.value then
+    local x = { id = M.TEST.id, metric = "node_ratio", op = "min", expr = old.value,
+                source = old.source, limit = { kind = "value", value = old.value } }
+    x.text = thresholds.text(x)
+    out[1] = x
+  end
+  return out
+end
+
+-- {value=, source=, text=} of the node_ratio floor, for the outputs.
+function M.ratio_of(crit)
+  for _, c in ipairs(crit) do
+    if c.metric == "node_ratio" and c.op == "min" then
+      return { value = c.limit.value, source = c.source, text = c.text }
+    end
+  end
+  return { source = "no FLEET.node_ratio criterion in the thresholds: outliers not judged" }
+end
+
+-- The first FLEET check on metric (node_ratio, pair_ratio) that a ratio
+-- fails (thresholds.judge), or nil.
+function M.judge_ratio(crit, metric, rel)
+  local mine = {}
+  for _, c in ipairs(crit) do if c.metric == metric then mine[#mine + 1] = c end end
+  local checks = require("strata.thresholds").judge(mine, { metrics = { [metric] = rel } })
+  for _, ck in ipairs(checks) do
+    if not ck.ok then return ck end
+  end
+end
+
+M.direction = direction
+
 -- What verdict.test needs to know of a test, from one of its records.
 local function info_of(r)
   return { id = r.id, layer = r.layer, title = r.title, params = r.params or {},
@@ -60,7 +123,6 @@ local function info_of(r)
            source = r.source }
 end
 
--- opts.ratio: the outlier tolerance ({value=, source=}); default 0.9.
 function M.build(records, opts)
   opts = opts or {}
   local fm = { run = {}, criteria = {}, nodes = {}, by_node = {}, columns = {},
@@ -70,6 +132,18 @@ function M.build(records, opts)
   local pair_recs, incast_recs, s3_recs = {}, {}, {}
   local layer_of = {}
   local pair_ids = {}
+  -- criteria that name the fleet's baseline (fleet.median.<metric>)
+  -- judged with it, every cell judged, then its tries (--repeat,
+  -- --until-pass) made one: the last stands for the cell, FLAKY when the
+  -- tries disagreed
+  local base = require "strata.fleet.baseline"
+  for _, r in ipairs(records) do
+    if r.type == "thresholds" then base.rejudge(records, r.criteria) end
+  end
+  for _, r in ipairs(records) do
+    if r.type == "result" and r.node then r.status, r.reason = verdict.cell(r) end
+  end
+  fm.flaky = require("strata.fleet.tries").collapse(records)
   for _, r in ipairs(records) do
     if r.type == "run" then
       fm.run = r
@@ -96,10 +170,11 @@ function M.build(records, opts)
       if r.type == "plan" and r.phase == "node" then
         fm.by_node[r.node].plan = r
       elseif r.type == "result" then
-        r.status, r.reason = verdict.cell(r)
         fm.results[#fm.results + 1] = r
         layer_of[r.id] = layer_of[r.id] or { layer = r.layer, title = r.title }
-        if r.phase == "pair" then
+        if r.superseded then
+          -- an earlier try: on the Cells sheet, not in any roll-up
+        elseif r.phase == "pair" then
           if pair_ids[r.id] then pair_recs[#pair_recs + 1] = r end
         elseif r.phase == "incast" then
           incast_recs[#incast_recs + 1] = r
@@ -188,11 +263,10 @@ function M.build(records, opts)
   end
   fm.node_counts = counts
 
-  -- outliers: per (test, cell) numeric headline across nodes; the
-  -- tolerance as the run recorded it (thresholds, --set), else 0.9
-  fm.ratio = opts.ratio or (fm.run.fleet or {}).node_ratio
-    or { value = M.DEFAULT_RATIO, source = "built-in default (strata.fleet.model)" }
-  local ratio = fm.ratio.value
+  -- outliers: per (test, cell) numeric headline across nodes, judged by
+  -- the FLEET criteria on node_ratio (thresholds file, --profile, --set)
+  local fleet_crit = M.fleet_criteria(fm.criteria, fm.run)
+  fm.ratio = M.ratio_of(fleet_crit)
   local cellvals = {}     -- id|cell -> { {node, value} }
   local order = {}
   for _, node in ipairs(fm.nodes) do
@@ -219,14 +293,16 @@ function M.build(records, opts)
     local dir = direction(fm.criteria, c.id, c.metric)
     c.median, c.direction = med, dir
     fm.cell_stats[#fm.cell_stats + 1] = c
-    if #xs >= 3 and med and med ~= 0 then
+    if #xs >= 3 and med and med ~= 0 and #fleet_crit > 0 then
       for _, x in ipairs(c.vals) do
         local rel = dir == "max" and (x.value == 0 and math.huge or med / x.value)
                     or x.value / med
-        if rel < ratio then
+        local bad = M.judge_ratio(fleet_crit, "node_ratio", rel)
+        if bad then
           local o = { node = x.node, id = c.id, cell = c.cell, metric = c.metric,
                       value = x.value, median = med, ratio = rel, unit = c.unit,
-                      direction = dir }
+                      direction = dir, why = bad.why, criterion = bad.text,
+                      source = bad.source }
           fm.outliers[#fm.outliers + 1] = o
           local n = fm.by_node[x.node]
           n.outliers = n.outliers or {}
@@ -402,6 +478,8 @@ function M.build(records, opts)
   ov.launch_max_s = #ov.launch > 0 and mx or nil
   fm.overhead = ov
   fm.wall_s = fm.ended and fm.ended.wall_s
+  fm.attribution = require("strata.fleet.attrib").build(fm)
+  fm.baseline = select(2, base.stats(records))
   return fm
 end
 

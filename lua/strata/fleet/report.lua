@@ -1,10 +1,11 @@
 -- strata.fleet.report: the fleet model as one workbook (Summary with the
--- node x rung matrix, Nodes, Cells, Pairs, Incast, S3, Outliers,
--- Orchestration), JSON and JUnit, each carrying the node; and the
+-- suspects and the node x rung matrix, Attribution, Heatmap (report_diag),
+-- Nodes, Cells, Pairs, Incast, S3, Outliers, Orchestration, Thresholds), JSON and JUnit, each carrying the node; and the
 -- Summary as text for the terminal.
 local cjson = require "cjson"
 local xl = require "strata.report"
 local common = require "strata.report.common"
+local diag = require "strata.fleet.report_diag"
 
 local M = {}
 local fmt = common.fmt
@@ -63,9 +64,10 @@ function M.summary_text(fm)
       end
     end
   end
+  out[#out + 1] = diag.text(fm):sub(1, -2)
   for _, o in ipairs(fm.outliers or {}) do
     p(("outlier: %s %s [%s] %s = %s vs fleet median %s (x%.2f < %g)"):format(
-      o.node, o.id, o.cell, o.metric, fmt(o.value), fmt(o.median), o.ratio, fm.ratio.value))
+      o.node, o.id, o.cell, o.metric, fmt(o.value), fmt(o.median), o.ratio, fm.ratio.value or 0))
   end
   return table.concat(out, "\n") .. "\n"
 end
@@ -85,6 +87,8 @@ local function formats(wb)
     num = wb:format { border = 1, num_format = "0.###" },
     outlier = wb:format { border = 1, bg_color = "#FFEB9C", font_color = "#9C5700",
                           num_format = "0.###" },
+    outlier_wrap = wb:format { border = 1, bg_color = "#FFEB9C", font_color = "#9C5700",
+                               wrap = true, valign = "top" },
     status = {},
   }
   for s, c in pairs(common.STATUS_COLORS) do
@@ -126,11 +130,13 @@ local function write_summary(ctx, fm)
   kv("Slurm job", tostring(f.job))
   kv("Started", tostring(fm.run.started))
   kv("Launched from", tostring(fm.run.host))
-  kv("Outlier rule", ("a cell's headline below %g x the fleet median of that cell (%s)")
-     :format(fm.ratio.value, fm.ratio.source))
+  kv("Outlier rule", fm.ratio.value and
+     ("a cell's headline below %g x the fleet median of that cell (%s)")
+       :format(fm.ratio.value, fm.ratio.source) or fm.ratio.source)
   kv("Node statuses", ("%d PASS, %d FAIL, %d ERROR, %d SKIP"):format(
     fm.node_counts.PASS or 0, fm.node_counts.FAIL or 0, fm.node_counts.ERROR or 0,
     fm.node_counts.SKIP or 0))
+  r = diag.write_summary(ws, F, r, fm)
   r = r + 1
   ws:write(r, 0, "Node x rung", F.h2)
   r = r + 1
@@ -188,9 +194,9 @@ end
 
 local function write_cells(ctx, fm)
   local F = ctx.F
-  local ws = sheet(ctx, "Cells", { 10, 8, 12, 8, 26, 9, 18, 12, 60 })
+  local ws = sheet(ctx, "Cells", { 10, 8, 12, 8, 26, 9, 18, 12, 60, 6 })
   header(ws, F, 0, { "Node", "Phase", "Pair", "Test", "Cell", "Status",
-                     "Headline metric", "Value", "Reason" })
+                     "Headline metric", "Value", "Reason", "Try" })
   ws:freeze_panes(1, 1)
   local r = 1
   for _, x in ipairs(fm.results) do
@@ -204,9 +210,10 @@ local function write_cells(ctx, fm)
     local v = x.headline and x.metrics and x.metrics[x.headline]
     ws:write(r, 7, type(v) == "number" and v or (v ~= nil and tostring(v) or nil), F.num)
     ws:write(r, 8, x.reason or "", F.wrap)
+    ws:write(r, 9, x.try and (x.try .. "/" .. tostring(x.tries or "?")) or "", F.text)
     r = r + 1
   end
-  ws:autofilter(0, 0, math.max(1, r - 1), 8)
+  ws:autofilter(0, 0, math.max(1, r - 1), 9)
 end
 
 local function write_pairs(ctx, fm)
@@ -331,14 +338,15 @@ local function write_s3(ctx, fm)
   ws:write(r + 1, 0, "Merged percentiles: every client's request latencies pooled, then "
     .. "nearest rank (as engine/core/stats.c does for one client); never an average of "
     .. "per-client percentiles", F.note)
+  diag.write_s3_clients(ws, F, r + 3, fm, header)
 end
 
 local function write_outliers(ctx, fm)
   local F = ctx.F
   local ws = sheet(ctx, "Outliers", { 10, 8, 26, 18, 12, 12, 8, 10 })
-  ws:write(0, 0, ("Nodes whose cell is below %g x the fleet median of the same cell "
-    .. "(%s); cells with fewer than 3 nodes are not judged"):format(fm.ratio.value,
-    fm.ratio.source), F.note)
+  ws:write(0, 0, fm.ratio.value and ("Nodes whose cell is below %g x the fleet median "
+    .. "of the same cell (%s); cells with fewer than 3 nodes are not judged")
+      :format(fm.ratio.value, fm.ratio.source) or fm.ratio.source, F.note)
   header(ws, F, 2, { "Node", "Test", "Cell", "Metric", "Value", "Fleet median",
                      "Ratio", "Better is" })
   local r = 3
@@ -397,12 +405,34 @@ local function write_orchestration(ctx, fm)
   end
 end
 
+-- Every criterion of the run as the launcher resolved it (the nodes got
+-- the same files and --set), the fleet model's own (FLEET) among them.
+local function write_thresholds(ctx, fm)
+  local F = ctx.F
+  local ws = sheet(ctx, "Thresholds", { 10, 24, 6, 30, 70 })
+  ws:write(0, 0, "Every criterion of this run and where it came from (file:line, "
+    .. "or --set); FLEET's judge the fleet model (outliers, suspects)", F.note)
+  header(ws, F, 2, { "Test", "Metric", "Op", "Limit", "Source" })
+  local r = 3
+  for _, c in ipairs(fm.criteria or {}) do
+    ws:write(r, 0, c.id, F.key)
+    ws:write(r, 1, c.metric, F.text)
+    ws:write(r, 2, c.op, F.text)
+    ws:write(r, 3, c.text or tostring(c.expr), F.text)
+    ws:write(r, 4, tostring(c.source), F.text)
+    r = r + 1
+  end
+end
+
 function M.write_workbook(path, fm)
   local wb <close> = xl.workbook(path)
   local ctx = { wb = wb, F = formats(wb) }
   wb:properties { title = "strata fleet report", subject = "verdict " .. fm.verdict,
                   comments = "written by strata " .. tostring(fm.run.version or "") }
   write_summary(ctx, fm)
+  diag.write_attribution(ctx, fm, sheet, header)
+  diag.write_heatmap(ctx, fm, sheet, header)
+  diag.write_baseline(ctx, fm, sheet, header)
   write_nodes(ctx, fm)
   write_cells(ctx, fm)
   write_pairs(ctx, fm)
@@ -411,6 +441,7 @@ function M.write_workbook(path, fm)
   write_outliers(ctx, fm)
   write_orchestration(ctx, fm)
   require("strata.fleet.actbook").write_sheet(ctx, fm)
+  write_thresholds(ctx, fm)
   wb:close()
 end
 
@@ -444,7 +475,9 @@ function M.json_doc(fm)
   for _, r in ipairs(fm.results) do
     results[#results + 1] = { node = r.node, phase = r.phase, pair = r.pair, id = r.id,
                               layer = r.layer, cell = r.cell, status = r.status,
-                              reason = r.reason, metrics = r.metrics, checks = r.checks }
+                              reason = r.reason, metrics = r.metrics, checks = r.checks,
+                              try = r.try, tries = r.tries, superseded = r.superseded,
+                              tries_seen = r.tries_seen, spread = r.spread }
   end
   local s3 = {}
   for _, row in ipairs(fm.s3 or {}) do
@@ -456,7 +489,9 @@ function M.json_doc(fm)
            lowest_failed = fm.lowest_failed, fleet = fm.run.fleet,
            started = fm.run.started, outlier_ratio = fm.ratio, nodes = nodes,
            pairs = pairs_, incast = fm.incast and fm.incast.receiver or nil, s3 = s3,
-           outliers = fm.outliers, orchestration = fm.overhead, results = results })
+           outliers = fm.outliers, orchestration = fm.overhead, results = results,
+           attribution = diag.json(fm), baseline = diag.baseline_rows(fm),
+           s3_clients = diag.s3_clients(fm) })
 end
 
 local function esc(s, attr) return require("strata.report.junit").escape(s, attr) end
@@ -468,11 +503,13 @@ function M.junit_text(fm)
   for _, r in ipairs(fm.results) do
     local key = r.node .. (r.phase == "pair" and ".pairs" or r.phase == "incast" and ".incast"
                            or r.phase == "s3" and ".s3" or "")
-    if not by_node[key] then
+    if r.superseded then
+      key = nil   -- an earlier try: its cell's last try stands for it
+    elseif not by_node[key] then
       by_node[key] = {}
       suites[#suites + 1] = key
     end
-    table.insert(by_node[key], r)
+    if key then table.insert(by_node[key], r) end
   end
   local total, fails, errs, skips = 0, 0, 0, 0
   local body = {}
@@ -492,6 +529,10 @@ function M.junit_text(fm)
       elseif r.status == "ERROR" then
         e = e + 1
         c = c .. ('<error message="%s"/>'):format(why)
+      elseif r.status == "FLAKY" then
+        -- Maven Surefire's rerun report: passed, with the failed try
+        c = c .. ('<flakyFailure message="%s"/><system-out>FLAKY: %s</system-out>')
+          :format(why, why)
       elseif r.status == "SKIP" or r.status == "BLOCKED" then
         s = s + 1
         c = c .. ('<skipped message="%s%s"/>'):format(r.status == "BLOCKED" and "BLOCKED: " or "", why)

@@ -252,27 +252,20 @@ local function synthetic(st, t, node, phase, status, reason, pair)
                started = core.utc(), duration_s = 0, source = t.where }
 end
 
--- The outlier tolerance: FLEET.node_ratio.min in the thresholds file or
--- --set FLEET.node_ratio.min=V, else the model's default.
-function M.ratio(s, o)
-  local thresholds = require "strata.thresholds"
-  local r
-  if s.thresholds_file then
-    local all = thresholds.load(s.thresholds_file)
-    local c = all.FLEET and all.FLEET.node_ratio and all.FLEET.node_ratio.min
-    if c then r = { value = tonumber(c.value), source = c.source } end
+-- --repeat N / --until-pass N: tries per cell and the mode (nil: once).
+function M.tries(o)
+  local usage = require("strata.args").usage_error
+  if o["repeat"] and o.until_pass then
+    error(usage("--repeat and --until-pass: one or the other"), 0)
   end
-  for _, kv in ipairs(o.set or {}) do
-    local set = thresholds.parse_set(kv)
-    if set and set.id == "FLEET" and set.metric == "node_ratio" and set.op == "min" then
-      r = { value = tonumber(set.value), source = "--set " .. kv }
-    end
+  local v = o["repeat"] or o.until_pass
+  if not v then return nil end
+  local n = tonumber(v)
+  if not n or n < 1 or n % 1 ~= 0 or n > 100 then
+    error(usage(("%s %s: a whole number of tries, 1 to 100"):format(
+      o["repeat"] and "--repeat" or "--until-pass", v)), 0)
   end
-  if r and not r.value then
-    error(require("strata.args").usage_error(
-      "FLEET.node_ratio.min must be a number (" .. r.source .. ")"), 0)
-  end
-  return r
+  return math.tointeger(n), o["repeat"] and "repeat" or "until_pass"
 end
 
 function M.main(o, paths, argv)
@@ -281,12 +274,13 @@ function M.main(o, paths, argv)
       ("--fleet %s: the scheduler must be slurm or k8s"):format(tostring(o.fleet))), 0)
   end
   local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
-                         profile = o.profile, set = o.set }
+                         profile = o.profile, set = o.set, fleet = true }
   local order = runner.plan(s.tests, s.by_id, o.only)
   if #order == 0 then
     io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
     return 2
   end
+  local tries, try_mode = M.tries(o)
   local ok, alloc = pcall(slurm.allocation)
   if not ok then
     if slurm.is_usage_error(alloc) then
@@ -329,7 +323,8 @@ function M.main(o, paths, argv)
             started = core.utc(), files = s.files, output = xlsx, journal = jpath,
             cwd = core.realpath("."),
             fleet = { scheduler = "slurm", job = alloc.job, nodelist = alloc.nodelist,
-                      nodes = node_info, pair_tests = pair_ids, node_ratio = M.ratio(s, o) } }
+                      nodes = node_info, pair_tests = pair_ids,
+                      tries = tries, try_mode = try_mode } }
   local crit = {}
   for _, c in ipairs(s.criteria) do
     crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
@@ -352,7 +347,8 @@ function M.main(o, paths, argv)
                           timeout = t.timeout or 60, cells = #spec.cells(t) }
     end
     local w = { node = node, phase = phase, files = files, thresholds = th,
-                profile = prof, set = o.set, site = site, only = ids(tests), meta = meta }
+                profile = prof, set = o.set, site = site, only = ids(tests), meta = meta,
+                tries = tries, try_mode = try_mode }
     for k, v in pairs(extra or {}) do w[k] = v end
     return w
   end

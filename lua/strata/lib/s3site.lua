@@ -6,6 +6,20 @@ local s3 = require "strata.s3"
 
 local M = {}
 
+-- Create a bucket that a HEAD found missing.  Several clients (the fleet's
+-- storage clients, started at once) may all find it missing and all
+-- create it: the loser's 409 BucketAlreadyOwnedByYou (AWS outside
+-- us-east-1, OpenStack Swift's s3api) says the bucket is there and ours,
+-- which is what we wanted.  409 BucketAlreadyExists (someone else's
+-- bucket) and anything else non-2xx stay errors.
+function M.create_bucket(cl, bucket)
+  local r = cl:request { method = "PUT", bucket = bucket }
+  if r.status >= 200 and r.status < 300 then return "created" end
+  if r.status == 409 and r.code == "BucketAlreadyOwnedByYou" then return "owned" end
+  error(("bucket %s: create (PUT) answered HTTP %d%s"):format(bucket, r.status,
+    (r.code or "") ~= "" and (" " .. r.code) or ""), 0)
+end
+
 -- s = a site section (site.s3, or site.s3rdma merged over it); what =
 -- its name for the messages.  Returns the client; the bucket must exist
 -- (created when s.create_bucket allows).
@@ -25,7 +39,7 @@ function M.client(t, s, what)
   }
   local r = cl:request { method = "HEAD", bucket = s.bucket }
   if r.status == 404 and s.create_bucket then
-    cl:create_bucket(s.bucket)
+    M.create_bucket(cl, s.bucket)
   elseif r.status == 503 then
     -- a HEAD has no body: no <Code> to quote, but 503 is S3's SlowDown
     error(("bucket %s: HEAD answered HTTP 503: the server is throttling "

@@ -14,6 +14,7 @@ M.STATUS_COLORS = {
   INCOMPLETE = { bg = "#FFEB9C", fg = "#9C5700" },
   STOPPED = { bg = "#FFEB9C", fg = "#9C5700" },
   ["NOT RUN"] = { bg = "#FFFFFF", fg = "#7F7F7F" },
+  FLAKY = { bg = "#E4DFEC", fg = "#5B2C6F" },   -- failed a try, passed another (fleet)
 }
 
 -- A finite number (NaN and the infinities are not).

@@ -1,0 +1,258 @@
+-- strata.fleet.attrib: from the pair matrices (R2, R3, R4/R5 where run)
+-- and R7's incast to a suspect: the node common to the pairs that fail or
+-- fall below the fleet, or the single link, with its evidence.
+--
+-- A pair is compared with the pairs that do not touch the node under
+-- question (leave one node out), not with the median of all pairs: in a
+-- small allocation most pairs touch the bad node (a ring of 3: two of
+-- three), so the all-pairs median is itself degraded.  A node is a suspect
+-- of a test when every measured pair touching it is bad (FAIL, ERROR, or
+-- its headline below FLEET.pair_ratio x the median of the pairs not
+-- touching it) while a pair without it is good.  A bad pair no suspect
+-- node explains is a suspect link (its headline against the median of
+-- every other pair) unless it touches a node that is a suspect of any
+-- test: then it is more evidence against that node.  R7: a sender whose
+-- share of a multi-sender cell is below FLEET.pair_ratio x the cell's
+-- median share is evidence against the link sender -> receiver (or the
+-- suspect node it names).  The ratio is judged by strata.thresholds like
+-- any criterion (the FLEET test of strata.fleet.model); without a
+-- FLEET.pair_ratio criterion only FAIL/ERROR pairs count.
+local model = require "strata.fleet.model"
+
+local M = {}
+
+local BAD = { FAIL = true, ERROR = true }
+
+local function rel_of(v, ref, dir)
+  if type(v) ~= "number" or type(ref) ~= "number" or ref == 0 then return nil end
+  if dir == "max" then return v == 0 and math.huge or ref / v end
+  return v / ref
+end
+
+-- One pair judged against a reference: { bad = bool, rel =, why = }.
+local function judge_pair(p, ref, dir, crit)
+  if BAD[p.status] then
+    return { bad = true, why = p.status .. (p.reason and (": " .. p.reason) or "") }
+  end
+  local rel = rel_of(p.value, ref, dir)
+  if rel and #crit > 0 then
+    local ck = model.judge_ratio(crit, "pair_ratio", rel)
+    if ck then return { bad = true, rel = rel, why = ck.why } end
+  end
+  return { bad = false, rel = rel }
+end
+
+local function values(list)
+  local xs = {}
+  for _, p in ipairs(list) do
+    if type(p.value) == "number" and p.status ~= "ERROR" then xs[#xs + 1] = p.value end
+  end
+  return xs
+end
+
+-- The pairs of each pair test: { [id] = { {a, b, value, status, ...} } }.
+local function pairs_by_test(fm)
+  local by = {}
+  if not fm.pairs then return by end
+  for _, e in pairs(fm.pairs.cells) do
+    if e.status ~= "SKIP" then
+      by[e.id] = by[e.id] or {}
+      table.insert(by[e.id], e)
+    end
+  end
+  for _, list in pairs(by) do
+    table.sort(list, function(x, y) return x.a .. ">" .. x.b < y.a .. ">" .. y.b end)
+  end
+  return by
+end
+
+local function evidence_of(p, ref, j, dir)
+  return { test = p.id, pair = p.a .. "->" .. p.b, a = p.a, b = p.b,
+           status = p.status, value = p.value, metric = p.metric, unit = p.unit,
+           reference = ref, ratio = j.rel, direction = dir, why = j.why }
+end
+
+-- Suspect nodes and links of one pair test.
+local function one_test(fm, id, list, crit, names)
+  local dir = model.direction(fm.criteria, id, list[1] and list[1].metric)
+  local nodes, explained = {}, {}
+  for _, n in ipairs(names) do
+    local touch, other = {}, {}
+    for _, p in ipairs(list) do
+      if p.a == n or p.b == n then touch[#touch + 1] = p else other[#other + 1] = p end
+    end
+    local ref = model.median(values(other))
+    if #touch > 0 and #other > 0 then
+      local good_other = false
+      for _, p in ipairs(other) do
+        if not BAD[p.status] and type(p.value) == "number" then
+          good_other = true
+        end
+      end
+      local ev, all_bad = {}, true
+      for _, p in ipairs(touch) do
+        local j = judge_pair(p, ref, dir, crit)
+        if not j.bad then all_bad = false end
+        ev[#ev + 1] = evidence_of(p, ref, j, dir)
+      end
+      if all_bad and good_other then
+        nodes[n] = ev
+        for _, p in ipairs(touch) do explained[p] = true end
+      end
+    end
+  end
+  local links = {}
+  for _, p in ipairs(list) do
+    if not explained[p] and #list > 0 then
+      local others = {}
+      for _, q in ipairs(list) do if q ~= p then others[#others + 1] = q end end
+      local ref = model.median(values(others))
+      local j = judge_pair(p, ref, dir, crit)
+      if j.bad then
+        links[#links + 1] = evidence_of(p, ref, j, dir)
+      end
+    end
+  end
+  return nodes, links
+end
+
+-- R7: per multi-sender cell, each sender's share against the cell's median
+-- share.  Returns evidence records against sender -> receiver.
+local function incast(fm, crit)
+  local out = {}
+  if not fm.incast or #crit == 0 then return out end
+  for _, r in ipairs(fm.incast.results) do
+    local shares = {}
+    for k, v in pairs(r.metrics or {}) do
+      local who = k:match("^sender%.(.+)%.bw_gbps$")
+      if who and type(v) == "number" then
+        shares[#shares + 1] = { node = who:gsub("^fleet%-", ""), value = v }
+      end
+    end
+    if #shares >= 2 then
+      table.sort(shares, function(x, y) return x.node < y.node end)
+      local xs = {}
+      for _, s in ipairs(shares) do xs[#xs + 1] = s.value end
+      local med = model.median(xs)
+      for _, s in ipairs(shares) do
+        local rel = rel_of(s.value, med, "min")
+        local ck = rel and model.judge_ratio(crit, "pair_ratio", rel)
+        if ck then
+          out[#out + 1] = { test = r.id, cell = model.cell_key(r),
+            pair = s.node .. "->" .. r.node, a = s.node, b = r.node,
+            value = s.value, metric = "sender." .. s.node .. ".bw_gbps", unit = "Gbit/s",
+            reference = med, ratio = rel, direction = "min", why = ck.why }
+        end
+      end
+    end
+  end
+  return out
+end
+
+-- fm.attribution = { suspects = { {kind = "node"|"link", name, evidence,
+-- text} }, flaky = { {node, cells = { {id, pair, cell, reason} } } },
+-- rule = text }.
+function M.build(fm)
+  local crit = {}
+  for _, c in ipairs(model.fleet_criteria(fm.criteria, fm.run)) do
+    if c.metric == "pair_ratio" then crit[#crit + 1] = c end
+  end
+  local names = {}
+  for _, n in ipairs(fm.nodes) do names[#names + 1] = n.name end
+  local by_node, links = {}, {}
+  local by = pairs_by_test(fm)
+  local ids = {}
+  for id in pairs(by) do ids[#ids + 1] = id end
+  table.sort(ids)
+  for _, id in ipairs(ids) do
+    local nodes, l = one_test(fm, id, by[id], crit, names)
+    for n, ev in pairs(nodes) do
+      by_node[n] = by_node[n] or {}
+      for _, e in ipairs(ev) do table.insert(by_node[n], e) end
+    end
+    for _, e in ipairs(l) do links[#links + 1] = e end
+  end
+  -- R7's low senders, then the bad pairs of one test that name a node
+  -- another test found a suspect (R3 through it all slow, one of its R2
+  -- pairs slow): evidence for that node; the rest are suspect links
+  for _, e in ipairs(incast(fm, crit)) do links[#links + 1] = e end
+  local rest = {}
+  for _, e in ipairs(links) do
+    local n = by_node[e.a] and e.a or (by_node[e.b] and e.b)
+    if n then table.insert(by_node[n], e) else rest[#rest + 1] = e end
+  end
+  links = rest
+  local a = { suspects = {}, flaky = {},
+              rule = #crit > 0 and ("pairs below %s (%s), or FAIL/ERROR, against the "
+                .. "pairs without the node"):format(crit[1].text, crit[1].source)
+                or "no FLEET.pair_ratio criterion: only FAIL/ERROR pairs count" }
+  for _, n in ipairs(names) do
+    local ev = by_node[n]
+    if ev then
+      local parts = {}
+      for _, e in ipairs(ev) do parts[#parts + 1] = M.evidence_text(e) end
+      a.suspects[#a.suspects + 1] = { kind = "node", name = n, evidence = ev,
+        text = ("node %s: every pair through it is bad: %s"):format(n, table.concat(parts, "; ")) }
+    end
+  end
+  -- one link named once (both directions, several tests)
+  local link_idx = {}
+  for _, e in ipairs(links) do
+    local x, y = e.a, e.b
+    if x > y then x, y = y, x end
+    local name = x .. "-" .. y
+    if not link_idx[name] then
+      link_idx[name] = { kind = "link", name = name, evidence = {} }
+      a.suspects[#a.suspects + 1] = link_idx[name]
+    end
+    table.insert(link_idx[name].evidence, e)
+  end
+  for _, s in ipairs(a.suspects) do
+    if s.kind == "link" then
+      local parts = {}
+      for _, e in ipairs(s.evidence) do parts[#parts + 1] = M.evidence_text(e) end
+      s.text = ("link %s: %s"):format(s.name, table.concat(parts, "; "))
+    end
+  end
+  a.flaky = M.flaky_nodes(fm)
+  return a
+end
+
+local function num(v)
+  return type(v) == "number" and require("strata.report.common").fmt(v) or tostring(v)
+end
+
+-- "R2 g1->g2 0.0012 vs 0.025 (x0.05)" / "R2 g1->g2 FAIL: ..."
+function M.evidence_text(e)
+  local head = e.test .. (e.cell and e.cell ~= "" and ("[" .. e.cell .. "]") or "")
+    .. " " .. e.pair
+  if e.ratio and e.ratio == e.ratio and e.ratio ~= math.huge then
+    return ("%s %s %s vs %s (x%.2g)"):format(head, e.metric or "", num(e.value),
+                                           num(e.reference), e.ratio)
+  end
+  return ("%s %s"):format(head, tostring(e.why or e.status):gsub("\n.*", ""):sub(1, 120))
+end
+
+-- Nodes with FLAKY cells (their own, or pairs they drive or answer),
+-- named apart from the suspects: { {node, cells} }.
+function M.flaky_nodes(fm)
+  local by, order = {}, {}
+  for _, r in ipairs(fm.flaky or {}) do
+    local who = { r.node }
+    if r.pair and r.pair[2] then who[2] = r.pair[2] end
+    for _, n in ipairs(who) do
+      if not by[n] then
+        by[n] = { node = n, cells = {} }
+        order[#order + 1] = n
+      end
+      table.insert(by[n].cells, { id = r.id, cell = model.cell_key(r),
+        pair = r.pair and (r.pair[1] .. "->" .. r.pair[2]) or nil, reason = r.flaky })
+    end
+  end
+  table.sort(order)
+  local out = {}
+  for _, n in ipairs(order) do out[#out + 1] = by[n] end
+  return out
+end
+
+return M
