@@ -17,9 +17,9 @@ rdma    salloc -p rdma -N 3 on the RDMA nodes (the lab's Soft-RoCE qemu
         second run in which g3's agent is killed inside its guest mid-run:
         g3 ERROR, the pair whose far end it is ERROR, g1 and g2 stand.
 diag    salloc -p rdma -N 3, twice: no fault (no suspect, no FLAKY), then
-        g2's RDMA link held up (slurm.sh link) and FT2 failing its first try
+        g2's RDMA link held up (slurm.sh link) and FT3 failing its first try
         on g3 (--until-pass 2): g2 the suspect with its pairs as evidence,
-        FT2 FLAKY on g3, g3 a flaky node; the heatmap drawn.
+        FT3 FLAKY on g3, g3 a flaky node; the heatmap drawn.
 faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
         (SIGSTOP: hung), n4's agent port taken before its agent starts,
         n5's agent killed mid-run (pairs run the slow fixture FT1, so the
@@ -569,9 +569,9 @@ def attribution_sheet(wb):
 def diag_mode():
     """Attribution and FLAKY on the RDMA nodes: a run with no fault names
     no suspect; then g2's RDMA link held up (slurm.sh link: a QEMU
-    filter-buffer on its segment NIC) and FT2 made to fail its first try
+    filter-buffer on its segment NIC) and FT3 made to fail its first try
     on g3: the workbook names g2 the suspect with its pairs as evidence,
-    FT2 on g3 FLAKY and g3 a flaky node, not a suspect."""
+    FT3 on g3 FLAKY and g3 a flaky node, not a suspect."""
     guests = bedenv["FLEET_GUESTS"].split()
     check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
     prof = os.path.join(root, "lab", "thresholds.yaml")
@@ -582,7 +582,7 @@ def diag_mode():
     # held up 200 ms: R3 through it some 100x slower)
     common_args = ["--profile", prof, "--until-pass", "2",
                    "--set", "FLEET.pair_ratio.min=0.05",
-                   "--only", "FT2", "--only", "R2", "--only", "R3", "--only", "R7",
+                   "--only", "FT3", "--only", "R2", "--only", "R3", "--only", "R7",
                    "specs", os.path.join(here, "specs")]
     site = diag_site("diag-clean")
     rc, out, wall = fleet_run(3, ["--site", site] + common_args, "diag-clean",
@@ -636,16 +636,16 @@ def diag_mode():
     check(("node %s" % bad) in str(summ.get("Suspect node", "")),
           "Summary: Suspect node %s" % summ.get("Suspect node"))
     check(att.get("flaky_cells") == 1 and [f["node"] for f in att.get("flaky_nodes", [])] == [flaky],
-          "FT2 FLAKY on %s, counted apart: %s" % (flaky, att.get("flaky_nodes")))
+          "FT3 FLAKY on %s, counted apart: %s" % (flaky, att.get("flaky_nodes")))
     check(("%s:" % flaky) in str(summ.get("Flaky node", "")),
           "Summary: Flaky node %s" % summ.get("Flaky node"))
     m = matrix(wb)
-    check(m.get(flaky, {}).get("FT2") == "FLAKY" and m.get(bad, {}).get("FT2") == "PASS",
-          "node x rung: FT2 FLAKY on %s, PASS on %s" % (flaky, bad))
+    check(m.get(flaky, {}).get("FT3") == "FLAKY" and m.get(bad, {}).get("FT3") == "PASS",
+          "node x rung: FT3 FLAKY on %s, PASS on %s" % (flaky, bad))
     tries = [r for r in records(out + ".jsonl") if r.get("type") == "result"
-             and r.get("id") == "FT2" and r.get("node") == flaky]
+             and r.get("id") == "FT3" and r.get("node") == flaky]
     check([(r.get("try"), r.get("status")) for r in tries] == [(1, "FAIL"), (2, "PASS")],
-          "both tries of FT2 on %s kept: %s" % (flaky, [(r.get("try"), r.get("status"))
+          "both tries of FT3 on %s kept: %s" % (flaky, [(r.get("try"), r.get("status"))
                                                        for r in tries]))
     hm = wb["Heatmap"]
     check(len(hm.conditional_formatting) >= 2,

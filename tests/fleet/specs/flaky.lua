@@ -7,14 +7,14 @@
 local core = require "strata.core"
 
 test {
-  id = "FT2", layer = "host", title = "fleet fixture: a cell that fails its first try on one node",
+  id = "FT3", layer = "host", title = "fleet fixture: a cell that fails its first try on one node",
   timeout = 10, headline = "failed_on_purpose",
   criteria = { failed_on_purpose = { max = 0 } },
   run = function(t)
     local ft = t.site.fleet_test or {}
     local node = core.hostname()
     if ft.flaky_node ~= node then return { failed_on_purpose = 0 } end
-    local mark = ("%s/strata-ft2-%s"):format(ft.flaky_dir or "/tmp", ft.flaky_tag or "run")
+    local mark = ("%s/strata-ft3-%s"):format(ft.flaky_dir or "/tmp", ft.flaky_tag or "run")
     if core.stat(mark) then return { failed_on_purpose = 0 } end
     local f = assert(io.open(mark, "w"))
     f:write(node, "\n")
