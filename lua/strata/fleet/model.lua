@@ -116,12 +116,9 @@ end
 
 M.direction = direction
 
--- What verdict.test needs to know of a test, from one of its records.
-local function info_of(r)
-  return { id = r.id, layer = r.layer, title = r.title, params = r.params or {},
-           cells = r.cells, headline = r.headline, units = r.units or {},
-           source = r.source }
-end
+-- What verdict.test needs to know of a test, from one of its records
+-- (a record carries the test's own fields: strata.model's one shape).
+local function info_of(r) return require("strata.model").test_info(r) end
 
 function M.build(records, opts)
   opts = opts or {}

@@ -245,11 +245,10 @@ end
 -- Results a phase could not produce (a dead agent, a role) are still
 -- results: records saying why, so that the matrix has no holes.
 local function synthetic(st, t, node, phase, status, reason, pair)
-  st.j:write { type = "result", id = t.id, layer = t.layer, title = t.title,
-               params = t.params, cells = 1, cell = {}, cell_index = 1,
-               headline = t.headline, status = status, reason = reason,
-               checks = {}, node = node, phase = phase, pair = pair,
-               started = core.utc(), duration_s = 0, source = t.where }
+  local r = require("strata.model").result(t, 1, nil, { cell = {},
+    cell_index = 1, checks = {}, started = core.utc(), duration_s = 0 })
+  r.status, r.reason, r.node, r.phase, r.pair = status, reason, node, phase, pair
+  st.j:write(r)
 end
 
 -- --repeat N / --until-pass N: tries per cell and the mode (nil: once).
