@@ -244,11 +244,28 @@ end
 
 -- Results a phase could not produce (a dead agent, a role) are still
 -- results: records saying why, so that the matrix has no holes.
-local function synthetic(st, t, node, phase, status, reason, pair)
+-- (--fleet k8s writes its own with the same function.)
+function M.synthetic_result(t, node, phase, status, reason, pair)
   local r = require("strata.model").result(t, 1, nil, { cell = {},
     cell_index = 1, checks = {}, started = core.utc(), duration_s = 0 })
   r.status, r.reason, r.node, r.phase, r.pair = status, reason, node, phase, pair
-  st.j:write(r)
+  return r
+end
+
+local function synthetic(st, t, node, phase, status, reason, pair)
+  st.j:write(M.synthetic_result(t, node, phase, status, reason, pair))
+end
+
+-- What a node is told of the tests it runs (the fleet model fills the
+-- results a dead node never sent from it): id, layer, title, timeout,
+-- planned cells.
+function M.meta(tests)
+  local meta = {}
+  for _, t in ipairs(tests) do
+    meta[#meta + 1] = { id = t.id, layer = t.layer, title = t.title,
+                        timeout = t.timeout or 60, cells = #spec.cells(t) }
+  end
+  return meta
 end
 
 -- --repeat N / --until-pass N: tries per cell and the mode (nil: once).
@@ -340,11 +357,7 @@ function M.main(o, paths, argv)
   local th = s.thresholds_file and { path = s.thresholds_file, text = read(s.thresholds_file) }
   local prof = o.profile and { path = o.profile, text = read(o.profile) }
   local function work(node, phase, tests, site, extra)
-    local meta = {}
-    for _, t in ipairs(tests) do
-      meta[#meta + 1] = { id = t.id, layer = t.layer, title = t.title,
-                          timeout = t.timeout or 60, cells = #spec.cells(t) }
-    end
+    local meta = M.meta(tests)
     local w = { node = node, phase = phase, files = files, thresholds = th,
                 profile = prof, set = o.set, site = site, only = ids(tests), meta = meta,
                 tries = tries, try_mode = try_mode }

@@ -16,7 +16,7 @@
 local cjson = require "cjson"
 local core = require "strata.core"
 local setup = require "strata.setup"
-local spec = require "strata.spec"
+local fleetrun = require "strata.fleet.run"
 local runner = require "strata.runner"
 local journal = require "strata.journal"
 local redact = require "strata.redact"
@@ -109,7 +109,7 @@ end
 
 function M.main(o, paths, argv)
   local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
-                         profile = o.profile, set = o.set }
+                         profile = o.profile, set = o.set, fleet = true }
   local order = runner.plan(s.tests, s.by_id, o.only)
   if #order == 0 then
     io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
@@ -149,8 +149,7 @@ function M.main(o, paths, argv)
             started = core.utc(), files = s.files, output = xlsx, journal = jpath,
             cwd = core.realpath("."),
             fleet = { scheduler = "k8s", job = run, nodelist = table.concat(names, ","),
-                      nodes = info, namespace = cfg.namespace,
-                      node_ratio = require("strata.fleet.run").ratio(s, o) } }
+                      nodes = info, namespace = cfg.namespace } }
   j:write { type = "thresholds", criteria = require("strata.thresholds").records(s.criteria) }
   j:write { type = "severity", model = require("strata.severity").record(sevm) }
 
@@ -161,12 +160,8 @@ function M.main(o, paths, argv)
   end
   local th = s.thresholds_file and { path = s.thresholds_file, text = read(s.thresholds_file) }
   local prof = o.profile and { path = o.profile, text = read(o.profile) }
-  local meta, deadline = {}, 60
-  for _, t in ipairs(phases.node) do
-    meta[#meta + 1] = { id = t.id, layer = t.layer, title = t.title,
-                        timeout = t.timeout or 60, cells = #spec.cells(t) }
-    deadline = deadline + (t.timeout or 60) * #spec.cells(t)
-  end
+  local meta, deadline = fleetrun.meta(phases.node), 60
+  for _, t in ipairs(meta) do deadline = deadline + t.timeout * t.cells end
   local made = {}
   local ctx = { cfg = cfg, ns = cfg.namespace, k = k, j = j, poll = k.poll_s or 2,
                 deadline = k.node_deadline_s or deadline,
@@ -181,12 +176,9 @@ function M.main(o, paths, argv)
   for ph, list in pairs(phases) do
     if ph ~= "node" then
       for _, t in ipairs(list) do
-        j:write { type = "result", id = t.id, layer = t.layer, title = t.title,
-                  params = t.params, cells = 1, cell = {}, cell_index = 1, status = "SKIP",
-                  reason = "--fleet k8s runs each node's own rungs; pairs, incast, S3 "
-                    .. "and cluster-wide rows run in the runner Job (strata k8s runner)",
-                  checks = {}, node = names[1], phase = "node", started = core.utc(),
-                  duration_s = 0, source = t.where }
+        j:write(fleetrun.synthetic_result(t, names[1], "node", "SKIP",
+          "--fleet k8s runs each node's own rungs; pairs, incast, S3 "
+            .. "and cluster-wide rows run in the runner Job (strata k8s runner)"))
       end
     end
   end
