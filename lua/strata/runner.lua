@@ -171,7 +171,17 @@ local function run_cell(t, cell, env)
       out.tables[#out.tables + 1] = { name = name, columns = columns,
                                       rows = rows, chart = chart }
     end,
-    skip = function(reason) core.skip(reason) end,
+    -- t.skip(reason, metrics): facts measured before the reason to skip
+    -- (a preflight on a host without the device) travel with it; the
+    -- parent judges them by the test's criteria and the Summary counts
+    -- the findings beside the SKIP (issue 27: a SKIP must not hide them)
+    skip = function(reason, metrics)
+      if type(metrics) == "table" then
+        local fok, m = pcall(flatten, metrics)
+        if fok then out.skip_metrics = m end
+      end
+      core.skip(reason)
+    end,
     fail = function(reason) out.fail = tostring(reason) end,
   }
   local sampler
@@ -227,7 +237,8 @@ end
 -- What a child answered, checked: anything but the table run_cell
 -- encodes (garbage, a plain string, fields of the wrong type) is that
 -- cell's error, never the runner's.
-local TABLE_FIELDS = { "tables", "notes", "metrics", "counter_errors" }
+local TABLE_FIELDS = { "tables", "notes", "metrics", "counter_errors",
+                       "skip_metrics" }
 local TEXT_FIELDS = { "skip", "error", "fail" }
 local function answer(payload)
   local ok, out = pcall(cjson.decode, payload)
@@ -280,6 +291,25 @@ local function outcome_of(st, payload, t, limit)
     return { kind = "stopped" }, {}
   end
   return { kind = "error", why = tostring(payload), limit = limit }, {}
+end
+
+-- The criteria a skipped cell's facts fail, as a suffix of its reason:
+-- " (5 findings on the E3P sheet)", or "" when none fails.  The decision
+-- stays the criteria's (not judged, unresolved and unmeasured checks do
+-- not count); the status stays SKIP.
+local function skip_findings(t, crits, metrics, cell, opts)
+  local n = 0
+  for _, ck in ipairs(thresholds.judge(crits, { site = opts.site,
+                                                 metrics = metrics,
+                                                 cell = cell })) do
+    if not ck.ok and not ck.unresolved and not ck.not_judged
+       and ck.value ~= nil then
+      n = n + 1
+    end
+  end
+  if n == 0 then return "" end
+  return (" (%d finding%s on the %s sheet)"):format(n,
+    n == 1 and "" or "s", t.id)
 end
 
 -- A plain progress line for logs (no terminal) this often, in seconds
@@ -504,6 +534,9 @@ function M.run(order, opts)
           lookup = lookup, fleet = opts.fleet, baseline = opts.baseline and function()
             return compare.lookup(opts.baseline, t.id, t.params, cell)
           end })
+      end
+      if o.kind == "skip" and out.skip_metrics then
+        o.why = o.why .. skip_findings(t, crits, out.skip_metrics, cell, opts)
       end
       if o.kind == "stopped" then interrupted = true end
       local r = keep(model.result(t, ncells, unit, {

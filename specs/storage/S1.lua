@@ -19,7 +19,16 @@ test {
       for i, sc in ipairs(st.scratch) do mounts[i] = sc.path end
     end
     local r = lib.layout { root = st.sysfs_root, mounts = mounts }
-    if #r.mounts == 0 then
+    if #r.mounts == 0 and mounts then
+      -- named, yet none found: say what became of each path
+      local why = {}
+      for _, f in ipairs(r.findings) do
+        for _, m in ipairs(mounts) do
+          if f.text:sub(1, #m + 1) == m .. ":" then why[#why + 1] = f.text end
+        end
+      end
+      core.skip("no scratch mount: " .. table.concat(why, "; "))
+    elseif #r.mounts == 0 then
       core.skip("no scratch mount: none named (site storage.scratch) and "
                 .. "no mounted md array")
     end

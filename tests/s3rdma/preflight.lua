@@ -146,6 +146,28 @@ check(r.n == 1 and r.failed.largest_buffer_bytes, "a 4 GiB buffer: fails")
 r = judge(facts { max_registration = 4 * 1073741824 - 1 })
 check(r.n == 0, "4 GiB - 1: holds")
 
+-- an irdma (E810) NIC under cuObject: the detail says in plain words that
+-- AIStor's S3 over RDMA cannot run there, and why (issue 27)
+r = judge(facts { dc = { dc = false, why = "irdma0 is not an mlx5 device" } })
+check(r.failed.dc_transport and row(r, "dc_transport").detail:find(
+        "cannot carry AIStor's S3 over RDMA: irdma0 is not an mlx5 device", 1,
+        true) and row(r, "dc_transport").detail:find("CUOBJ_PROTO_RDMA_DC_V1",
+        1, true), "irdma: plain words: " .. row(r, "dc_transport").detail)
+
+-- what the endpoint is (MinIO's Server header, minio/minio @7aac2a2
+-- cmd/api-headers.go:54 and cmd/build-constants.go:59; the older
+-- "MinIO/"+ReleaseTag) and the provider it speaks
+local e = pre.speaks("MinIO", 200)
+check(e.provider == "cuobject" and e.what == "AIStor", "Server: MinIO + metrics path: cuobject")
+check(pre.speaks("MinIO/RELEASE.2020-01-01T00-00-00Z", 403).provider == "cuobject",
+      "an older MinIO/<tag> header, metrics path behind auth: cuobject")
+check(pre.speaks("MinIO", 404).provider == nil, "MinIO without the RDMA metrics path: none")
+check(pre.speaks("strata-s3rdma-ref", 200).provider == nil, "another server: none")
+check(pre.speaks(nil, nil).provider == nil, "no Server header: none")
+check(pre.provider({ provider = "rc" }, e) == "rc", "the site's provider wins")
+check(pre.provider({}, e) == "cuobject", "none in the site: the endpoint's")
+check(pre.provider({}, { err = "refused" }) == "rc", "endpoint not reached: rc")
+
 -- hipobj-rc-v2 on rxe: cuFile and DC do not apply
 r = judge(facts { provider = "rc", cufile = {}, host = { memlock = -1 },
                   dc = { dc = false, why = "rxe0 is not an mlx5 device" } })

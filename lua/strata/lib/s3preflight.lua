@@ -27,6 +27,71 @@ local GiB = 1073741824
 
 local TS = "minio/rdma-training docs/troubleshooting.md"
 
+-- What the endpoint is, from what it answers (issue 27): MinIO's server
+-- sets "Server: MinIO" on every S3 reply (minio/minio @7aac2a2
+-- cmd/api-headers.go:54 setCommonHeaders, xhttp.ServerInfo = "Server"
+-- internal/http/headers.go:35, MinioStoreName = "MinIO"
+-- cmd/build-constants.go:59; older servers "MinIO/"+ReleaseTag, @033bd47
+-- cmd/api-headers.go), and AIStor's S3-over-RDMA counters are at
+-- /minio/metrics/v3/api/rdma (rdma-training metrics.py RDMA_METRICS_PATH).
+-- An endpoint with both speaks AIStor's S3 over RDMA: cuObject's protocol.
+M.RDMA_METRICS_PATH = "/minio/metrics/v3/api/rdma"
+
+-- server: the Server header (nil: none); metrics: the HTTP status of the
+-- RDMA metrics path (nil: not asked).  Returns {what, provider, why}:
+-- provider is the one the endpoint speaks, nil when not known.
+function M.speaks(server, metrics)
+  local minio = type(server) == "string"
+    and (server == "MinIO" or server:find("^MinIO/") ~= nil)
+  local path = metrics and metrics ~= 404
+  if minio and path then
+    return { what = "AIStor", provider = "cuobject",
+             why = ("Server: %s and %s answers HTTP %d: MinIO AIStor with "
+                    .. "S3 over RDMA, which speaks NVIDIA cuObject"):format(
+                    server, M.RDMA_METRICS_PATH, metrics) }
+  elseif minio then
+    return { what = "MinIO", why = ("Server: %s, but %s %s: no S3 over RDMA "
+             .. "seen"):format(server, M.RDMA_METRICS_PATH, metrics
+             and ("answers HTTP " .. metrics) or "not asked") }
+  end
+  return { what = server or "unknown", why = ("Server: %s: not MinIO"):format(
+           server or "(none)") }
+end
+
+-- Ask the endpoint (read-only: HEAD / and GET of the metrics path) with
+-- the site's client.  Returns M.speaks's answer, or {err} when it did not
+-- answer.
+function M.endpoint(s)
+  if type(s) ~= "table" or not s.endpoint or s.endpoint == "" then
+    return { err = "no endpoint named" }
+  end
+  local ok, r = pcall(function()
+    local cl = require("strata.s3").client {
+      endpoint = s.endpoint, region = s.region, addressing = s.addressing,
+      credentials_file = s.credentials_file, profile = s.profile,
+      access_key_env = s.access_key_env, secret_key_env = s.secret_key_env,
+      ca_bundle = s.ca_bundle, timeout = 5 }
+    local head = cl:request { method = "HEAD", path = "/" }
+    local okm, m = pcall(cl.request, cl, { method = "GET",
+                                          path = M.RDMA_METRICS_PATH })
+    return M.speaks(head.headers and head.headers.server,
+                    okm and m.status or nil)
+  end)
+  if not ok then return { err = (tostring(r):gsub("^[^%s]-%.lua:%d+: ", "")) } end
+  return r
+end
+
+-- The provider: the site's, else the one the endpoint speaks, else "rc"
+-- (hipobj-rc-v2).  Returns it and why.
+function M.provider(s, ep)
+  if s.provider then return s.provider, "site s3rdma.provider" end
+  if ep and ep.provider then
+    return ep.provider, "detected: " .. ep.why
+  end
+  return "rc", "default" .. (ep and (ep.why or ep.err) and
+    ("; endpoint: " .. (ep.why or ep.err)) or "")
+end
+
 -- Drop // comments outside strings (NVIDIA's sample files carry them).
 function M.strip_comments(text)
   local out, i, n, instr = {}, 1, #text, false
@@ -124,6 +189,13 @@ function M.facts(f)
   local na = "n/a"
   local why_na = "n/a (provider " .. tostring(f.provider) .. ")"
 
+  -- the endpoint and the provider (shown, no criterion)
+  fact(c, "endpoint", nil, nil, f.endpoint and (f.endpoint.why
+       or f.endpoint.err) or "not asked")
+  -- (the rows E3P/E4P gate run with this provider: lib/s3rdma.phase)
+  fact(c, "provider", "provider", tostring(f.provider), ("%s (%s)"):format(
+       tostring(f.provider), f.provider_why or "given"))
+
   -- 0. an RDMA device at all (else the whole path SKIPs)
   if f.dc then
     fact(c, "rdma_device", "rdma_device", f.device or "first device",
@@ -142,7 +214,16 @@ function M.facts(f)
   elseif not cuobj then
     fact(c, "dc_transport", "dc_transport", na, why_na .. "; " .. f.dc.why)
   else
-    fact(c, "dc_transport", "dc_transport", f.dc.dc == true, f.dc.why, dc_fix,
+    local detail = f.dc.why
+    if f.dc.dc ~= true then
+      -- plain words (issue 27): cuObject's only protocol is DC
+      detail = ("this site's NIC cannot carry AIStor's S3 over RDMA: %s "
+        .. "(cuObject speaks only CUOBJ_PROTO_RDMA_DC_V1, RDMA Dynamically "
+        .. "Connected, docs.nvidia.com/gpudirect-storage/cuobject/"
+        .. "cuObjClient-api; its README: \"currently only Mellanox NICS with "
+        .. "DC transport is supported\")"):format(f.dc.why)
+    end
+    fact(c, "dc_transport", "dc_transport", f.dc.dc == true, detail, dc_fix,
          "engine/verbs/dc.h (UCX uct_ib_mlx5_check_dc)")
   end
 
@@ -296,7 +377,10 @@ end
 
 -- Collect the facts on this host (read-only).
 function M.gather(t, s, memory, plan)
-  local f = { provider = s.provider or "rc", memory = memory,
+  local ep = M.endpoint(s)
+  local provider, why = M.provider(s, ep)
+  local f = { provider = provider, provider_why = why, endpoint = ep,
+              memory = memory,
               concurrency = plan.concurrency,
               need_lock = plan.concurrency * plan.buffer,
               max_registration = plan.buffer,

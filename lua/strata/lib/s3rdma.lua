@@ -9,9 +9,10 @@
 --                      (AIStor: http://<host>:9000/minio/metrics/v3/api/rdma)
 --   prometheus_url     or an existing Prometheus server (instant queries)
 --   metrics_bearer_env variable holding the metrics JWT (a secret)
---   provider           "rc" (hipobj-rc-v2, default) or "cuobject" (NVIDIA
---                      cuObject / DC: what AIStor speaks; SKIPs without
---                      libcuobjclient.so)
+--   provider           "rc" (hipobj-rc-v2) or "cuobject" (NVIDIA cuObject /
+--                      DC: what AIStor speaks; SKIPs without
+--                      libcuobjclient.so); unset: the one the endpoint
+--                      speaks (lib/s3preflight.provider), else "rc"
 --   device, port, gid_index   the local RDMA device (default: first)
 --   requests           requests per phase (default 2 x concurrency)
 --   max_object_mb, max_concurrency   scale RUNBOOK rows down (a note says)
@@ -149,6 +150,14 @@ local is_error = require("strata.lib.rdma_errors").is_error
 function M.phase(t, cl, s, w, prefix, out)
   w.client = cl
   w.bucket = s.bucket
+  if w.mode == "rc" and not s.provider then
+    -- none in the site: the one the preflight chose (the endpoint's own,
+    -- lib/s3preflight.provider), as every row here needs E3P or E4P
+    for _, id in ipairs { "E3P", "E4P" } do
+      local m = t.result(id)
+      if m and m.provider then s.provider = m.provider break end
+    end
+  end
   if w.mode == "rc" and s.provider then w.mode = s.provider end
   w.device, w.port = s.device, s.port
   if s.gid_index ~= "auto" then w.gid_index = s.gid_index end

@@ -101,9 +101,65 @@ local function sorted_keys(t)
   return k
 end
 
+-- mountinfo(5) escapes space, tab, newline and backslash in a path as
+-- \ooo (octal).
+local function unescape(p)
+  return (p:gsub("\\(%d%d%d)", function(o) return string.char(tonumber(o, 8)) end))
+end
+
+-- A scratch path as users write it (issue 27): a directory inside a mount
+-- rather than its mount point.  Returns the mount point that holds it
+-- (the longest mount point that is the path or a parent of it) and the
+-- path it resolved to (and the path as written, tidied), or nil and why.
+function M.holding_mount(root, list, path)
+  local p = path:gsub("/+", "/")
+  if #p > 1 then p = p:gsub("/$", "") end
+  local written = p
+  if root == "" then
+    -- this host: follow symlinks as the kernel does
+    local real = core.realpath(p)
+    if not real then return nil, "no such directory" end
+    p = real
+  end
+  if core.stat(root .. p) ~= "dir" then return nil, "not a directory" end
+  local best
+  for _, m in ipairs(list) do
+    local mp = unescape(m.mountpoint)
+    if p == mp or mp == "/" or p:sub(1, #mp + 1) == mp .. "/" then
+      if not best or #mp >= #best then best = mp end
+    end
+  end
+  if not best then return nil, "no mount holds it" end
+  return best, p, written
+end
+
+-- Named scratch paths -> the mount points to check; a path that is not a
+-- mount point itself names the mount that holds it, said in a note.
+local function scratch_mounts(root, list, paths, finding)
+  local points, out = {}, {}
+  for _, m in ipairs(list) do points[unescape(m.mountpoint)] = true end
+  for _, path in ipairs(paths) do
+    if points[path] then
+      out[#out + 1] = path
+    else
+      local mp, real, written = M.holding_mount(root, list, path)
+      if mp then
+        out[#out + 1] = mp
+        finding("note", "%s is not a mount point: it is a directory%s inside "
+                .. "the mount %s, which S1 checks", path,
+                real ~= written and (" (" .. real .. ")") or "", mp)
+      else
+        finding("fail", "%s: not a mount point and %s", path, real)
+      end
+    end
+  end
+  return out
+end
+
 -- The check.  opts.root: a recorded tree ("" = this host); opts.mounts:
--- the scratch mount points (default: every mount whose source is an md
--- array).  Returns { mounts, arrays, drives, nodes, gpus_by_node,
+-- the scratch paths (mount points, or directories inside a mount: the
+-- mount that holds one is checked) (default: every mount whose source is
+-- an md array).  Returns { mounts, arrays, drives, nodes, gpus_by_node,
 -- nics_by_node, nvme_by_node, split, advice, matches, findings }.
 function M.layout(opts)
   opts = opts or {}
@@ -135,15 +191,21 @@ function M.layout(opts)
   if not mi then
     error(("storage.layout: cannot read %s/proc/self/mountinfo"):format(root))
   end
+  local list = M.mountinfo(mi)
   local want = {}
-  for _, m in ipairs(opts.mounts or {}) do want[m] = true end
+  if opts.mounts then
+    for _, m in ipairs(scratch_mounts(root, list, opts.mounts, finding)) do
+      want[m] = true
+    end
+  end
   local bydev = block_by_dev(root)
-  for _, m in ipairs(M.mountinfo(mi)) do
+  for _, m in ipairs(list) do
     local blk = bydev[m.dev]
     local is_md = blk and attr(root .. "/sys/block/" .. blk .. "/md/level")
-    if (opts.mounts and want[m.mountpoint]) or (not opts.mounts and is_md) then
-      want[m.mountpoint] = nil
-      local mt = { mountpoint = m.mountpoint, fstype = m.fstype,
+    local point = unescape(m.mountpoint)
+    if (opts.mounts and want[point]) or (not opts.mounts and is_md) then
+      want[point] = nil
+      local mt = { mountpoint = point, fstype = m.fstype,
                    options = m.options, device = blk,
                    noatime = m.opts.noatime == true,
                    xfs = m.fstype == "xfs" }
