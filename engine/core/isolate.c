@@ -530,6 +530,48 @@ int isolate_ask(const char *q, size_t len, char **reply, size_t *rlen)
  */
 #define ANSWER_READ_NS 2000000ull
 
+/* After the wait: the result by how it ended (rc: child_exited's; why:
+ * what a kill was for), the rest of the answer read, what the child left
+ * in its group killed. */
+static enum isolate_status settle(struct waiter *w, int rc, int eof, int st,
+                                  const struct rusage *ru,
+                                  enum isolate_status why, size_t *cap,
+                                  const struct isolate_limits *lim,
+                                  struct isolate_result *r)
+{
+  struct cell *c = w->c;
+  if(rc == -3) {
+    errno = ESRCH;   /* never started: the caller may run it elsewhere */
+    return r->status = ISOLATE_SYSERR;
+  }
+  if(rc == -2) {
+    /* the server died with the cell: its exit status died too */
+    if(c->pid > 0)
+      (void)kill(-c->pid, SIGKILL);
+    r->status = ISOLATE_CRASHED;
+    r->lost = 1;
+    return r->status;
+  }
+  if(rc < 0) {
+    int e = errno;
+    if(!w->srv)
+      (void)kill(-c->pid, SIGKILL);
+    errno = e;
+    return r->status = ISOLATE_SYSERR;
+  }
+  if(!eof && !w->killed && drain(c->rfd, r, cap, lim) < 0 && r->limit)
+    why = ISOLATE_LIMIT;
+  if(!w->srv)
+    (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
+  usage_of(ru, r);
+  r->started_ns = w->start;
+  r->exited_ns = w->end;
+  if(why != ISOLATE_OK)
+    return r->status = why;
+  return classify(st, lim, r);
+}
+
+
 /* Wait for the cell's answer and exit under the deadline (counted from
  * w->start, once the cell has started); classify. */
 static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
@@ -624,35 +666,7 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
     if((!w->srv || ready) && (rc = child_exited(w, 1, &st, &ru)))
       break;
   }
-  if(rc == -3) {
-    errno = ESRCH;   /* never started: the caller may run it elsewhere */
-    return r->status = ISOLATE_SYSERR;
-  }
-  if(rc == -2) {
-    /* the server died with the cell: its exit status died too */
-    if(c->pid > 0)
-      (void)kill(-c->pid, SIGKILL);
-    r->status = ISOLATE_CRASHED;
-    r->lost = 1;
-    return r->status;
-  }
-  if(rc < 0) {
-    int e = errno;
-    if(!w->srv)
-      (void)kill(-c->pid, SIGKILL);
-    errno = e;
-    return r->status = ISOLATE_SYSERR;
-  }
-  if(!eof && !w->killed && drain(c->rfd, r, &cap, lim) < 0 && r->limit)
-    why = ISOLATE_LIMIT;
-  if(!w->srv)
-    (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
-  usage_of(&ru, r);
-  r->started_ns = w->start;
-  r->exited_ns = w->end;
-  if(why != ISOLATE_OK)
-    return r->status = why;
-  return classify(st, lim, r);
+  return settle(w, rc, eof, st, &ru, why, &cap, lim, r);
 }
 
 static void asker_end(struct asker *a, int fd)
