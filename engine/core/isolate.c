@@ -2,7 +2,7 @@
  * isolate.c - fork a child with its own process group and resource
  * limits, read its answer from a pipe under a deadline, answer what it
  * asks on a socket of its own, and reap it; or have a fork server do the
- * forking, killing and reaping.
+ * forking, killing and reaping (forkserver.c).
  *
  * The parent sleeps in poll() on the pipe (the answer), the ask socket and
  * a pidfd (the child's exit) or the server's socket (its word that the
@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "forkserver.h"
 #include "isolate.h"
 #include "strata.h"
 
@@ -171,7 +172,7 @@ static int stopping_signal(int sig)
   return strata_stop_flag != 0;
 }
 
-static int pidfd_of(pid_t pid)
+int isolate_pidfd_of(pid_t pid)
 {
 #ifdef SYS_pidfd_open
   return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -206,7 +207,6 @@ static int drain(int fd, struct isolate_result *r, size_t *cap,
   }
 }
 
-
 /* One cell's child as the wait loop sees it: its answer pipe and, for a
  * child of this process, its pidfd. */
 struct cell {
@@ -214,58 +214,6 @@ struct cell {
   int rfd;                     /* read end of the answer pipe */
   int pfd;                     /* pidfd, or -1 (kernel < 5.3) */
 };
-
-struct srv_rep;
-
-struct isolate_server {
-  pid_t pid;   /* the server process (a child of this one) */
-  int sock;    /* stream socket to it; -1 once it is gone */
-  uint64_t seq;              /* the number of the last cell sent */
-  /* what came from the server and no wait has taken yet: the messages
-   * read whole (for any cell), then the start of one */
-  struct srv_rep *notes;
-  size_t nnotes, capnotes;
-  char part[1024];
-  size_t partlen;
-};
-
-/*
- * The runner and the server speak fixed-size messages over a stream
- * socket.  The runner sends FORK (a number for the cell, its limits and
- * request; the answer pipe's write end and the child's end of the ask
- * socket as SCM_RIGHTS) and, at a deadline or a stop, KILL (the cell's
- * number; a stop: every cell queued too).  A FORK that comes while a cell
- * runs waits in the server's queue and starts the moment that cell has
- * been reaped, without a word from the runner: the runner sends the next
- * cell before it waits for this one, and is off the path from one cell
- * to the next.  The server says STARTED (the pid, and when) just before it
- * hands a cell's child its request (a cell never runs unannounced), and
- * EXITED once the child has exited, its group has been killed and it has
- * been reaped; the two for consecutive cells go in one write.  The server
- * is the parent and the only one that kills or reaps, so a pid or a
- * process group it signals is never one reused by someone else.
- */
-enum { SRV_FORK = 'F', SRV_KILL = 'K' };
-enum { SRV_STARTED = 'S', SRV_EXITED = 'X' };
-struct srv_req {
-  int op;
-  int all;                     /* SRV_KILL: and every cell queued (a stop) */
-  uint64_t seq;                /* the cell's number */
-  struct isolate_limits lim;   /* SRV_FORK: the cell's limits */
-  uint32_t len;                /* SRV_FORK: bytes of request that follow */
-};
-struct srv_rep {
-  int op;
-  int err;                     /* errno of a failed fork or wait, else 0 */
-  uint64_t seq;                /* the cell's number */
-  uint64_t at_ns;              /* when it started, or was reaped */
-  pid_t pid;                   /* the child */
-  int status;                  /* SRV_EXITED: wait4's status */
-  struct rusage ru;            /* SRV_EXITED: the child's usage */
-};
-
-/* What ps and top call the server's children (a comm is 15 bytes). */
-#define CELL_NAME "strata-cell"
 
 /* In a cell's child: the socket isolate_ask asks on. */
 static int ask_fd = -1;
@@ -287,7 +235,7 @@ int isolate_hide_fd(int fd)
 
 /* /dev/null in each hidden descriptor's place: the number stays taken, so
  * nothing the cell opens gets it (and a write to it goes nowhere). */
-static void hide_fds(void)
+void isolate_hide_fds(void)
 {
   int i, null;
   if(hidden_here || !nhidden)
@@ -303,9 +251,9 @@ static void hide_fds(void)
 /* In the child, before its request: its own process group (the parent
  * kills the group at the deadline), the default stop signals.  A spare
  * does this while it waits, off the path from one cell to the next. */
-static void child_setup(void)
+void isolate_child_setup(void)
 {
-  hide_fds();
+  isolate_hide_fds();
   (void)setpgid(0, 0);
   strata_stop_flag = 0;
   signal(SIGINT, SIG_DFL);
@@ -313,8 +261,8 @@ static void child_setup(void)
   signal(SIGPIPE, SIG_IGN);
 }
 
-static void run_child(isolate_child_fn child, void *arg, int wfd, int afd,
-                      const struct isolate_limits *lim)
+void isolate_run_child(isolate_child_fn child, void *arg, int wfd, int afd,
+                       const struct isolate_limits *lim)
 {
   int code;
   ask_fd = afd;
@@ -325,7 +273,7 @@ static void run_child(isolate_child_fn child, void *arg, int wfd, int afd,
   _exit(code);
 }
 
-static int full_io(int fd, void *buf, size_t n, int out)
+int isolate_full_io(int fd, void *buf, size_t n, int out)
 {
   char *p = buf;
   while(n) {
@@ -340,577 +288,6 @@ static int full_io(int fd, void *buf, size_t n, int out)
     p += k;
     n -= (size_t)k;
   }
-  return 0;
-}
-
-/* Send hdr (+ the fds, the answer pipe and the ask socket, as SCM_RIGHTS
- * when fd[0] >= 0; fd[1] may be -1) and the request bytes, in one call
- * when the socket takes them all. */
-static int srv_send(int sock, const struct srv_req *hdr, const int *fd,
-                    const char *req, size_t len)
-{
-  union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
-  struct iovec iov[2] = { { (void *)hdr, sizeof(*hdr) },
-                          { (void *)req, len } };
-  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
-  ssize_t k;
-  if(fd && fd[0] >= 0) {
-    struct cmsghdr *cm;
-    int n = fd[1] >= 0 ? 2 : 1;
-    memset(&u, 0, sizeof(u));
-    mh.msg_control = u.buf;
-    mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
-    cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(n * sizeof(int));
-    memcpy(CMSG_DATA(cm), fd, n * sizeof(int));
-  }
-  while((k = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-    ;
-  if(k < 0)
-    return -1;
-  if((size_t)k < sizeof(*hdr)) {
-    if(full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 1))
-      return -1;
-    k = 0;
-  }
-  else
-    k -= (ssize_t)sizeof(*hdr);
-  return (size_t)k < len ? full_io(sock, (void *)(req + k), len - (size_t)k, 1)
-                         : 0;
-}
-
-/* The header (and the fds that came with it, or -1) and what of the
- * request came with it in one call (*got bytes of more); 0, or -1 at EOF.
- * Only where nothing follows the request: a spare's socket. */
-static int srv_recv_more(int sock, struct srv_req *hdr, int *fd,
-                         char *more, size_t cap, size_t *got)
-{
-  union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
-  struct iovec iov[2] = { { hdr, sizeof(*hdr) }, { more, cap } };
-  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = more ? 2 : 1,
-                       .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-  struct cmsghdr *cm;
-  ssize_t k;
-  fd[0] = fd[1] = -1;
-  if(got)
-    *got = 0;
-  while((k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-    ;
-  if(k <= 0)
-    return -1;
-  for(cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-    if(cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-      size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      memcpy(fd, CMSG_DATA(cm), (n > 2 ? 2 : n) * sizeof(int));
-    }
-  if((size_t)k < sizeof(*hdr))
-    return full_io(sock, (char *)hdr + k, sizeof(*hdr) - (size_t)k, 0);
-  if(got)
-    *got = (size_t)k - sizeof(*hdr);
-  return 0;
-}
-
-/* The header (and the fds that came with it, or -1); 0, or -1 at EOF.
- * Reads no further: what follows may be the next message. */
-static int srv_recv(int sock, struct srv_req *hdr, int *fd)
-{
-  return srv_recv_more(sock, hdr, fd, NULL, 0, NULL);
-}
-
-/* Read a FORK's request into *buf (grown as needed); 0, or -1 at EOF. */
-static int recv_req(int sock, uint32_t len, char **buf, size_t *cap)
-{
-  if(len + 1 > *cap) {
-    char *p = realloc(*buf, len + 1);
-    if(!p)
-      return -1;
-    *buf = p;
-    *cap = len + 1;
-  }
-  if(full_io(sock, *buf, len, 0))
-    return -1;
-  (*buf)[len] = '\0';
-  return 0;
-}
-
-/* A FORK the server holds: the one running, or one queued behind it. */
-struct srv_job {
-  struct srv_req h;
-  int fd[2];            /* the answer pipe's write end, the ask socket's */
-  char *req;
-  struct srv_job *next;
-};
-
-static void fds_close(const struct srv_job *j)
-{
-  if(j->fd[0] >= 0)
-    close(j->fd[0]);
-  if(j->fd[1] >= 0)
-    close(j->fd[1]);
-}
-
-static void job_free(struct srv_job *j)
-{
-  fds_close(j);
-  free(j->req);
-  free(j);
-}
-
-/* The server's word on a cell that never ran or whose fork failed. */
-static struct srv_rep no_run(uint64_t seq, int err)
-{
-  struct srv_rep rep;
-  memset(&rep, 0, sizeof(rep));
-  rep.op = SRV_EXITED;
-  rep.seq = seq;
-  rep.err = err;
-  return rep;
-}
-
-/* The server's own state: the cell running (pid 0: none) and the queue. */
-struct srv_state {
-  pid_t cell;
-  uint64_t seq;         /* the running cell's number */
-  int cfd;              /* its pidfd */
-  /* the child's end of its ask socket, held until its EXITED is sent: the
-   * child's exit alone does not wake the runner (end of file on its end),
-   * the EXITED does */
-  int afd;
-  struct srv_job *head, **tail;
-};
-
-/* In a child just forked from the server: the fds of other cells the
- * server holds (the running one's pidfd and ask socket end, the queued
- * ones' pipe and socket ends) and its socket to the runner are none of
- * its cell's business. */
-static void server_fds_close(const struct srv_state *st, int runner_sock,
-                             const struct srv_job *starting)
-{
-  const struct srv_job *j;
-  close(runner_sock);
-  if(starting)
-    fds_close(starting);
-  if(st->cfd >= 0)
-    close(st->cfd);
-  if(st->afd >= 0)
-    close(st->afd);
-  for(j = st->head; j; j = j->next)
-    fds_close(j);
-}
-
-/* What the server passes around: its callbacks, and the child forked
- * ahead of the next request (the spare), if any. */
-struct server_ctx {
-  isolate_prepare_fn prepare;
-  isolate_idle_fn idle;
-  isolate_child_fn child;
-  void *arg;
-  pid_t spare;       /* 0: none */
-  int spare_sock;    /* the server's end of the spare's socket */
-  pid_t self;        /* the server's pid */
-  const struct srv_state *st;   /* the server's cells */
-  int runner_sock;   /* the server's socket to the runner */
-  const struct srv_job *starting;   /* the cell being handed to a child */
-};
-
-/*
- * The spare: forked between cells, it waits for the next request (the
- * header, the answer pipe and the request, forwarded by the server), runs
- * prepare(req) itself (the server runs it too, for the children after
- * this one) and then the cell.  Forking it while the runner takes the
- * last cell's answer in moves the fork off each cell's critical path.
- */
-static void spare_main(struct server_ctx *x, int sock, pid_t server)
-{
-  struct srv_req h;
-  char b[4096], *req = b;
-  size_t got;
-  int fd[2];
-  (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if(getppid() != server)
-    _exit(0);
-  (void)prctl(PR_SET_NAME, CELL_NAME);
-  child_setup();
-  if(srv_recv_more(sock, &h, fd, b, sizeof(b) - 1, &got) ||
-     h.op != SRV_FORK || fd[0] < 0 || got > h.len)
-    _exit(0);   /* the server let it go unused */
-  if(got < h.len) {   /* a long request: the rest */
-    req = malloc((size_t)h.len + 1);
-    if(!req || full_io(sock, req + got, h.len - got, 0))
-      _exit(0);
-    memcpy(req, b, got);
-  }
-  req[h.len] = '\0';
-  close(sock);
-  if(x->prepare)
-    x->prepare(req, h.len, &h.lim, 1, x->arg);
-  run_child(x->child, x->arg, fd[0], fd[1], &h.lim);
-}
-
-static void spare_start(struct server_ctx *x)
-{
-  int sv[2];
-  if(x->idle)
-    x->idle(x->arg);
-  if(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-    return;
-  fflush(stdout);
-  x->spare = fork();
-  if(x->spare == 0) {
-    close(sv[0]);
-    server_fds_close(x->st, x->runner_sock, x->starting);
-    spare_main(x, sv[1], x->self);
-  }
-  close(sv[1]);
-  if(x->spare < 0) {
-    x->spare = 0;
-    close(sv[0]);
-    return;
-  }
-  (void)setpgid(x->spare, x->spare);
-  x->spare_sock = sv[0];
-}
-
-static void spare_drop(struct server_ctx *x)
-{
-  int st;
-  if(!x->spare)
-    return;
-  close(x->spare_sock);
-  (void)kill(x->spare, SIGKILL);
-  while(waitpid(x->spare, &st, 0) < 0 && errno == EINTR)
-    ;
-  x->spare = 0;
-}
-
-/*
- * Start j (consumed) in the spare, after the npre messages in rep (the
- * last cell's EXITED), all in one write.  STARTED goes to the runner
- * before the child has its request: a cell never runs unannounced, so a
- * runner that lost the server without a STARTED knows nothing ran and may
- * run it elsewhere.  rep has room for npre + 1.  0, or -1: the runner's
- * socket failed.
- */
-static int start_job(struct server_ctx *x, struct srv_state *st,
-                     struct srv_job *j, int sock, struct srv_rep *rep,
-                     int npre)
-{
-  uint64_t seq = j->h.seq;
-  int e = EAGAIN, tries;
-  for(tries = 0; tries < 3; tries++) {
-    pid_t pid;
-    int cfd;
-    errno = 0;
-    if(!x->spare) {
-      x->starting = j;   /* a spare forked now closes its fds */
-      spare_start(x);
-      x->starting = NULL;
-    }
-    if(!x->spare) {
-      e = errno ? errno : EAGAIN;
-      break;
-    }
-    pid = x->spare;
-    if((cfd = pidfd_of(pid)) < 0) {
-      e = errno;
-      break;
-    }
-    memset(&rep[npre], 0, sizeof(rep[npre]));
-    rep[npre].op = SRV_STARTED;
-    rep[npre].seq = seq;
-    rep[npre].pid = pid;
-    rep[npre].at_ns = strata_now_ns();
-    if(full_io(sock, rep, (size_t)(npre + 1) * sizeof(*rep), 1)) {
-      close(cfd);
-      job_free(j);
-      return -1;
-    }
-    npre = 0;
-    if(!srv_send(x->spare_sock, &j->h, j->fd, j->req, j->h.len)) {
-      close(x->spare_sock);
-      x->spare = 0;
-      if(x->prepare)
-        x->prepare(j->req, j->h.len, &j->h.lim, 0, x->arg);
-      st->cell = pid;
-      st->seq = seq;
-      st->cfd = cfd;
-      st->afd = j->fd[1];
-      j->fd[1] = -1;
-      job_free(j);
-      return 0;
-    }
-    /* the spare died unused (killed from outside): another one, and
-     * another STARTED (the runner keeps the last) */
-    close(cfd);
-    spare_drop(x);
-  }
-  job_free(j);
-  rep[npre] = no_run(seq, e);
-  return full_io(sock, rep, (size_t)(npre + 1) * sizeof(*rep), 1);
-}
-
-/* The cell has exited: end what it left in its group, reap it; then the
- * next queued cell starts (before the runner hears of either). */
-static int reap_and_next(struct server_ctx *x, struct srv_state *st, int sock)
-{
-  struct srv_rep rep[2];
-  int n = 1, afd = st->afd, e = 0;
-  memset(&rep[0], 0, sizeof(rep[0]));
-  rep[0].op = SRV_EXITED;
-  rep[0].seq = st->seq;
-  rep[0].pid = st->cell;
-  (void)kill(-st->cell, SIGKILL);
-  while(wait4(st->cell, &rep[0].status, 0, &rep[0].ru) < 0)
-    if(errno != EINTR) {
-      rep[0].err = errno;
-      break;
-    }
-  rep[0].at_ns = strata_now_ns();
-  close(st->cfd);
-  st->cfd = st->afd = -1;
-  st->cell = 0;
-  while(!st->cell && st->head && !e) {
-    struct srv_job *j = st->head;
-    st->head = j->next;
-    if(!st->head)
-      st->tail = &st->head;
-    e = start_job(x, st, j, sock, rep, n);
-    n = 0;
-  }
-  if(n && !e)
-    e = full_io(sock, rep, sizeof(rep[0]), 1);
-  if(afd >= 0)
-    close(afd);
-  return e;
-}
-
-/* KILL: the running cell if it is the one named, or the queued one(s)
- * taken out unstarted. */
-static int kill_job(struct srv_state *st, const struct srv_req *h, int sock)
-{
-  struct srv_job **pp = &st->head;
-  if(st->cell && h->seq == st->seq) {
-    (void)kill(-st->cell, SIGKILL);
-    (void)kill(st->cell, SIGKILL);
-  }
-  while(*pp) {
-    struct srv_job *j = *pp;
-    if(h->all || j->h.seq == h->seq) {
-      struct srv_rep rep = no_run(j->h.seq, ECANCELED);
-      *pp = j->next;
-      job_free(j);
-      if(full_io(sock, &rep, sizeof(rep), 1))
-        return -1;
-      continue;
-    }
-    pp = &j->next;
-  }
-  st->tail = &st->head;
-  while(*st->tail)
-    st->tail = &(*st->tail)->next;
-  return 0;
-}
-
-/*
- * The server's loop: a cell runs, from FORK to EXITED, while the next
- * waits in the queue and the next child (the spare) waits for it.  Ends
- * when the runner closes the socket or dies (PR_SET_PDEATHSIG).
- */
-static void server_main(int sock, pid_t runner, struct server_ctx *x)
-{
-  struct srv_state st = { 0, 0, -1, -1, NULL, NULL };
-
-  st.tail = &st.head;
-  x->st = &st;
-  x->runner_sock = sock;
-  /* the runner handles SIGINT/SIGTERM and ends the cells; the server
-   * stays until the runner lets it go */
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
-  signal(SIGPIPE, SIG_IGN);
-  (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if(getppid() != runner)
-    _exit(0);
-  (void)prctl(PR_SET_NAME, "strata-server");
-  hide_fds();   /* once, for every child it forks */
-  x->self = getpid();
-  spare_start(x);
-  for(;;) {
-    struct pollfd p[2] = { { .fd = sock, .events = POLLIN },
-                           { .fd = st.cfd, .events = POLLIN } };
-    struct srv_job *j;
-    struct srv_rep rep[1];
-
-    if(poll(p, st.cell ? 2 : 1, -1) < 0 && errno != EINTR)
-      break;
-    if(st.cell && (p[1].revents & (POLLIN | POLLHUP))) {
-      if(reap_and_next(x, &st, sock))
-        break;
-      if(!x->spare)
-        spare_start(x);
-      continue;
-    }
-    if(!(p[0].revents & (POLLIN | POLLHUP)))
-      continue;
-    j = calloc(1, sizeof(*j));
-    if(!j || srv_recv(sock, &j->h, j->fd)) {
-      free(j);
-      break;
-    }
-    if(j->h.op == SRV_KILL) {
-      int e = kill_job(&st, &j->h, sock);
-      job_free(j);
-      if(e)
-        break;
-      continue;
-    }
-    if(j->h.op != SRV_FORK || j->fd[0] < 0 ||
-       recv_req(sock, j->h.len, &j->req, &(size_t){ 0 })) {
-      job_free(j);
-      break;
-    }
-    if(st.cell) {
-      *st.tail = j;
-      st.tail = &j->next;
-      continue;
-    }
-    if(start_job(x, &st, j, sock, rep, 0))
-      break;
-    /* the next cell's child, forked while this one runs */
-    if(!x->spare)
-      spare_start(x);
-  }
-  spare_drop(x);
-  if(st.cell) {
-    (void)kill(-st.cell, SIGKILL);
-    (void)kill(st.cell, SIGKILL);
-  }
-  _exit(0);
-}
-
-struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
-                                            isolate_idle_fn idle,
-                                            isolate_child_fn child,
-                                            void *arg)
-{
-  struct isolate_server *s;
-  int sv[2], probe;
-  pid_t me = getpid();
-
-  /* the server finds a cell's exit through its pidfd: no server without */
-  probe = pidfd_of(me);
-  if(probe < 0)
-    return NULL;
-  close(probe);
-  s = calloc(1, sizeof(*s));
-  if(!s)
-    return NULL;
-  if(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
-    free(s);
-    return NULL;
-  }
-  fflush(NULL);
-  s->pid = fork();
-  if(s->pid < 0) {
-    close(sv[0]);
-    close(sv[1]);
-    free(s);
-    return NULL;
-  }
-  if(s->pid == 0) {
-    struct server_ctx x = { .prepare = prepare, .idle = idle, .child = child,
-                            .arg = arg, .spare_sock = -1, .runner_sock = -1 };
-    close(sv[0]);
-    server_main(sv[1], me, &x);
-  }
-  close(sv[1]);
-  s->sock = sv[0];
-  return s;
-}
-
-void isolate_server_stop(struct isolate_server *s)
-{
-  int st;
-  if(!s)
-    return;
-  if(s->sock >= 0)
-    close(s->sock);   /* the server reads EOF and exits */
-  while(waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  free(s->notes);
-  free(s);
-}
-
-/* The server is gone (killed, crashed): later cells fork from here.  What
- * it said before it went stays to be taken. */
-static void server_lost(struct isolate_server *s)
-{
-  if(s->sock >= 0) {
-    close(s->sock);
-    s->sock = -1;
-    (void)kill(s->pid, SIGKILL);
-  }
-}
-
-pid_t isolate_server_pid(const struct isolate_server *s)
-{
-  return s->pid;
-}
-
-int isolate_server_alive(const struct isolate_server *s)
-{
-  return s && s->sock >= 0;
-}
-
-/* Read what the server has said, without blocking, into s->notes; -1
- * once it is gone. */
-static int srv_pump(struct isolate_server *s)
-{
-  for(;;) {
-    size_t want;
-    ssize_t k = recv(s->sock, s->part + s->partlen,
-                     sizeof(s->part) - s->partlen, MSG_DONTWAIT);
-    if(k < 0 && errno == EINTR)
-      continue;
-    if(k < 0 && errno == EAGAIN)
-      return 0;
-    if(k <= 0)
-      return -1;
-    want = sizeof(s->part) - s->partlen;
-    s->partlen += (size_t)k;
-    while(s->partlen >= sizeof(struct srv_rep)) {
-      if(s->nnotes == s->capnotes) {
-        size_t c = s->capnotes ? s->capnotes * 2 : 4;
-        struct srv_rep *n = realloc(s->notes, c * sizeof(*n));
-        if(!n)
-          return -1;
-        s->notes = n;
-        s->capnotes = c;
-      }
-      memcpy(&s->notes[s->nnotes++], s->part, sizeof(struct srv_rep));
-      s->partlen -= sizeof(struct srv_rep);
-      memmove(s->part, s->part + sizeof(struct srv_rep), s->partlen);
-    }
-    if((size_t)k < want)
-      return 0;   /* all there was (a recv more would say EAGAIN) */
-  }
-}
-
-/* The oldest message about cell seq, taken out; 0 when there is none. */
-static int note_take(struct isolate_server *s, uint64_t seq,
-                     struct srv_rep *rep)
-{
-  size_t i;
-  for(i = 0; i < s->nnotes; i++)
-    if(s->notes[i].seq == seq) {
-      *rep = s->notes[i];
-      memmove(&s->notes[i], &s->notes[i + 1],
-              (s->nnotes - i - 1) * sizeof(*rep));
-      s->nnotes--;
-      return 1;
-    }
   return 0;
 }
 
@@ -968,9 +345,9 @@ static int child_exited(struct waiter *w, int ready, int *st,
   if(w->srv) {
     struct isolate_server *s = w->srv;
     struct srv_rep rep;
-    if(ready && s->sock >= 0 && srv_pump(s) < 0)
-      server_lost(s);
-    while(note_take(s, w->seq, &rep)) {
+    if(ready && s->sock >= 0 && forkserver_pump(s) < 0)
+      forkserver_lost(s);
+    while(forkserver_note_take(s, w->seq, &rep)) {
       if(rep.op == SRV_STARTED) {
         w->start = rep.at_ns;
         w->c->pid = rep.pid;
@@ -1013,8 +390,8 @@ static void kill_child(struct waiter *w, int all)
     h.op = SRV_KILL;
     h.seq = w->seq;
     h.all = all;
-    if(w->srv->sock >= 0 && srv_send(w->srv->sock, &h, NULL, NULL, 0))
-      server_lost(w->srv);
+    if(w->srv->sock >= 0 && forkserver_send(w->srv->sock, &h, NULL, NULL, 0))
+      forkserver_lost(w->srv);
     return;
   }
   (void)kill(-w->c->pid, SIGKILL);
@@ -1127,13 +504,14 @@ int isolate_ask(const char *q, size_t len, char **reply, size_t *rlen)
     return -1;
   }
   n = (uint32_t)len;
-  if(full_io(ask_fd, &n, 4, 1) || full_io(ask_fd, (void *)q, len, 1) ||
-     full_io(ask_fd, &n, 4, 0))
+  if(isolate_full_io(ask_fd, &n, 4, 1) ||
+     isolate_full_io(ask_fd, (void *)q, len, 1) ||
+     isolate_full_io(ask_fd, &n, 4, 0))
     return -1;
   p = malloc((size_t)n + 1);
   if(!p)
     return -1;
-  if(full_io(ask_fd, p, n, 0)) {
+  if(isolate_full_io(ask_fd, p, n, 0)) {
     free(p);
     return -1;
   }
@@ -1151,6 +529,48 @@ int isolate_ask(const char *q, size_t len, char **reply, size_t *rlen)
  * its end of the pipe and one for its exit.
  */
 #define ANSWER_READ_NS 2000000ull
+
+/* After the wait: the result by how it ended (rc: child_exited's; why:
+ * what a kill was for), the rest of the answer read, what the child left
+ * in its group killed. */
+static enum isolate_status settle(struct waiter *w, int rc, int eof, int st,
+                                  const struct rusage *ru,
+                                  enum isolate_status why, size_t *cap,
+                                  const struct isolate_limits *lim,
+                                  struct isolate_result *r)
+{
+  struct cell *c = w->c;
+  if(rc == -3) {
+    errno = ESRCH;   /* never started: the caller may run it elsewhere */
+    return r->status = ISOLATE_SYSERR;
+  }
+  if(rc == -2) {
+    /* the server died with the cell: its exit status died too */
+    if(c->pid > 0)
+      (void)kill(-c->pid, SIGKILL);
+    r->status = ISOLATE_CRASHED;
+    r->lost = 1;
+    return r->status;
+  }
+  if(rc < 0) {
+    int e = errno;
+    if(!w->srv)
+      (void)kill(-c->pid, SIGKILL);
+    errno = e;
+    return r->status = ISOLATE_SYSERR;
+  }
+  if(!eof && !w->killed && drain(c->rfd, r, cap, lim) < 0 && r->limit)
+    why = ISOLATE_LIMIT;
+  if(!w->srv)
+    (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
+  usage_of(ru, r);
+  r->started_ns = w->start;
+  r->exited_ns = w->end;
+  if(why != ISOLATE_OK)
+    return r->status = why;
+  return classify(st, lim, r);
+}
+
 
 /* Wait for the cell's answer and exit under the deadline (counted from
  * w->start, once the cell has started); classify. */
@@ -1246,35 +666,7 @@ static enum isolate_status wait_cell(struct waiter *w, double timeout_s,
     if((!w->srv || ready) && (rc = child_exited(w, 1, &st, &ru)))
       break;
   }
-  if(rc == -3) {
-    errno = ESRCH;   /* never started: the caller may run it elsewhere */
-    return r->status = ISOLATE_SYSERR;
-  }
-  if(rc == -2) {
-    /* the server died with the cell: its exit status died too */
-    if(c->pid > 0)
-      (void)kill(-c->pid, SIGKILL);
-    r->status = ISOLATE_CRASHED;
-    r->lost = 1;
-    return r->status;
-  }
-  if(rc < 0) {
-    int e = errno;
-    if(!w->srv)
-      (void)kill(-c->pid, SIGKILL);
-    errno = e;
-    return r->status = ISOLATE_SYSERR;
-  }
-  if(!eof && !w->killed && drain(c->rfd, r, &cap, lim) < 0 && r->limit)
-    why = ISOLATE_LIMIT;
-  if(!w->srv)
-    (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
-  usage_of(&ru, r);
-  r->started_ns = w->start;
-  r->exited_ns = w->end;
-  if(why != ISOLATE_OK)
-    return r->status = why;
-  return classify(st, lim, r);
+  return settle(w, rc, eof, st, &ru, why, &cap, lim, r);
 }
 
 static void asker_end(struct asker *a, int fd)
@@ -1327,15 +719,15 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
     close(fds[0]);
     if(av[0] >= 0)
       close(av[0]);
-    child_setup();
-    run_child(child, child_arg, fds[1], av[1], lim);
+    isolate_child_setup();
+    isolate_run_child(child, child_arg, fds[1], av[1], lim);
   }
   (void)setpgid(c.pid, c.pid);  /* both sides set it: no race on kill(-pid) */
   close(fds[1]);
   if(av[1] >= 0)
     close(av[1]);
   c.rfd = fds[0];
-  c.pfd = pidfd_of(c.pid);
+  c.pfd = isolate_pidfd_of(c.pid);
   a.fd = av[0];
   wait_cell(&w, timeout_s, lim, hooks, &a, r);
   close(c.rfd);
@@ -1343,72 +735,6 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
     close(c.pfd);
   asker_end(&a, av[0]);
   return r->status;
-}
-
-/* A cell sent to the server and not yet waited for. */
-struct isolate_pending {
-  struct isolate_server *s;
-  int rfd;          /* the answer pipe's read end */
-  int afd;          /* the ask socket's parent end, or -1 */
-  uint64_t seq;     /* its number at the server */
-};
-
-struct isolate_pending *isolate_server_send(struct isolate_server *s,
-                                            const char *req, size_t len,
-                                            const struct isolate_limits *lim,
-                                            int ask)
-{
-  int fds[2], av[2] = { -1, -1 }, pass[2];
-  struct srv_req h;
-  struct isolate_pending *p;
-
-  if(!isolate_server_alive(s) || len > UINT32_MAX) {
-    errno = ESRCH;
-    return NULL;
-  }
-  p = calloc(1, sizeof(*p));
-  if(!p)
-    return NULL;
-  if(pipe2(fds, O_CLOEXEC)) {
-    free(p);
-    return NULL;
-  }
-  if(ask && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, av)) {
-    close(fds[0]);
-    close(fds[1]);
-    free(p);
-    return NULL;
-  }
-  memset(&h, 0, sizeof(h));
-  h.op = SRV_FORK;
-  if(lim)
-    h.lim = *lim;
-  h.len = (uint32_t)len;
-  h.seq = ++s->seq;
-  pass[0] = fds[1];
-  pass[1] = av[1];
-  if(srv_send(s->sock, &h, pass, req, len)) {
-    /* the server was gone before it had the whole request: it forked
-     * nothing */
-    server_lost(s);
-    close(fds[0]);
-    close(fds[1]);
-    if(ask) {
-      close(av[0]);
-      close(av[1]);
-    }
-    free(p);
-    errno = ESRCH;
-    return NULL;
-  }
-  close(fds[1]);
-  if(ask)
-    close(av[1]);
-  p->s = s;
-  p->rfd = fds[0];
-  p->afd = av[0];
-  p->seq = h.seq;
-  return p;
 }
 
 enum isolate_status isolate_server_wait(struct isolate_pending *p,

@@ -5,8 +5,14 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lazylib.h"
+
+/* Why a library could not be opened: dlopen's words between these two
+ * (lazylib_dlerror takes them out again). */
+#define NOT_LOADED " could not be loaded: "
+#define PACKAGE_IS " (Debian package "
 
 static void lazylib_open(struct lazylib *l)
 {
@@ -14,8 +20,8 @@ static void lazylib_open(struct lazylib *l)
    * on anything else; RTLD_NODELETE: never unloaded */
   void *h = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if(!h) {
-    snprintf(l->why, sizeof(l->why), "%s could not be loaded: %s "
-             "(Debian package %s)", l->soname, dlerror(), l->package);
+    snprintf(l->why, sizeof(l->why), "%s" NOT_LOADED "%s" PACKAGE_IS "%s)",
+             l->soname, dlerror(), l->package);
     __atomic_store_n(&l->state, -1, __ATOMIC_RELEASE);
     return;
   }
@@ -57,4 +63,35 @@ int lazylib_mapped(const char *soname)
   if(h)
     dlclose(h);
   return h != NULL;
+}
+
+void *lazylib_handle(struct lazylib *l)
+{
+  void *h;
+  if(!lazylib_ready(l))
+    return NULL;
+  /* the handle lazylib_open had: the library is never unloaded
+   * (RTLD_NODELETE), so this one stays valid after the dlclose */
+  h = dlopen(l->soname, RTLD_NOW | RTLD_NOLOAD);
+  if(h)
+    dlclose(h);
+  return h;
+}
+
+void lazylib_dlerror(const struct lazylib *l, char *buf, size_t len)
+{
+  size_t n = strlen(l->soname);
+  const char *p = l->why + n, *e = NULL;
+  if(__atomic_load_n(&l->state, __ATOMIC_ACQUIRE) >= 0 ||
+     strncmp(l->why, l->soname, n) ||
+     strncmp(p, NOT_LOADED, strlen(NOT_LOADED))) {
+    snprintf(buf, len, "%s", l->why);
+    return;
+  }
+  p += strlen(NOT_LOADED);
+  /* up to the last " (Debian package ": the package named at the end (a
+   * long message cut short has none) */
+  for(const char *q = strstr(p, PACKAGE_IS); q; q = strstr(q + 1, PACKAGE_IS))
+    e = q;
+  snprintf(buf, len, "%.*s", (int)(e ? (size_t)(e - p) : strlen(p)), p);
 }

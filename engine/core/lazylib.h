@@ -39,6 +39,13 @@ struct lazylib {
 int lazylib_ready(struct lazylib *l);
 /* 1 when this process has soname mapped (without loading it). */
 int lazylib_mapped(const char *soname);
+/* For a loader that looks its symbols up itself (optional ones, its own
+ * messages: engine/core/cufile_load.c): l's dlopen handle once
+ * lazylib_ready(l), else NULL. */
+void *lazylib_handle(struct lazylib *l);
+/* Why l could not be opened, in dlopen's own words (dlerror) where that
+ * was the reason, else l->why. */
+void lazylib_dlerror(const struct lazylib *l, char *buf, size_t len);
 
 /* What every loader gives its callers, over its struct lazylib and its
  * own ready() (lazylib_ready, and what a failure means to its callers):

@@ -1,9 +1,11 @@
 /*
- * strata.h - what every primitive family shares: the per-state context,
- * the "prerequisite absent" error that the runner turns into SKIP, option
- * table helpers that reject unknown keys, and a monotonic clock.
+ * strata.h - what every primitive family shares: a monotonic clock, a
+ * hex digit, a whole-file read and the stop flag; for _lua.c files the
+ * "prerequisite absent" error that the runner turns into SKIP, option
+ * table helpers that reject unknown keys, a memo call, a traceback
+ * handler and result-table setters.
  *
- * Core files (no lua.h) include only the clock part; _lua.c files get the
+ * Core files (no lua.h) see only the first part; _lua.c files get the
  * rest.  Conventions: ../../shared/STYLE.md, "For strata".
  */
 #ifndef STRATA_H

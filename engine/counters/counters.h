@@ -21,11 +21,12 @@
 
 #include "ethtool.h"
 #include "procfs.h"
-/* by path: engine/s3rdma has a prom.h of its own on its include path */
-#include "../prom/prom.h"
+#include "../prom/prom.h"   /* ctr_scrape_prom's http_req */
 #include "set.h"
 
-enum ctr_source {
+/* The bits a reader is asked for; reader.c's table of sources (its names,
+ * open, read and close) says what each one reads. */
+enum ctr_source_bits {
   CTR_SRC_CPU = CTR_STAT_CPU, CTR_SRC_SOFTIRQ = 2, CTR_SRC_INTR = 4,
   CTR_SRC_CTXT = CTR_STAT_CTXT, CTR_SRC_NET = 16, CTR_SRC_RDMA = 32,
   CTR_SRC_TCP = 64, CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256,
@@ -34,8 +35,17 @@ enum ctr_source {
 
 /* --- Snapshots (reader.c) ------------------------------------------- */
 
-/* /proc/stat, softirqs, interrupts, net/dev, net/snmp, diskstats */
-#define CTR_PROC_FILES 6
+/* The rows of reader.c's table: /proc/stat (cpu, ctxt), softirqs,
+ * interrupts, net/dev, net/snmp, rdma, ethtool, gpu, diskstats. */
+#define CTR_NSOURCES 9
+
+/* The bit of a source by its name in a spec's `sources = {...}`; 0 for
+ * no such source. */
+unsigned ctr_source_bit(const char *name);
+/* The sources read when a spec names none. */
+unsigned ctr_source_default(void);
+/* The sources' names, ", " between, for a message. */
+void ctr_source_names(char *buf, size_t len);
 
 /* /proc/diskstats (diskstats.c): disk.<dev>.<field> per block device,
  * sectors as bytes; fields per the kernel's iostats.rst. */

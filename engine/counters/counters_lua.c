@@ -17,41 +17,26 @@
 
 #define SAMPLER_MT "strata.counters.sampler"
 
-static const char *const src_names[] = {
-  "cpu", "softirq", "interrupts", "intr", "ctxt", "net", "rdma", "tcp",
-  "ethtool", "gpu", "disk", NULL
-};
-static const unsigned src_bits[] = {
-  CTR_SRC_CPU, CTR_SRC_SOFTIRQ, CTR_SRC_INTR, CTR_SRC_INTR, CTR_SRC_CTXT,
-  CTR_SRC_NET, CTR_SRC_RDMA, CTR_SRC_TCP, CTR_SRC_ETHTOOL, CTR_SRC_GPU,
-  CTR_SRC_DISK
-};
-#define SRC_DEFAULT (CTR_SRC_CPU | CTR_SRC_SOFTIRQ | CTR_SRC_INTR | \
-                     CTR_SRC_CTXT | CTR_SRC_NET | CTR_SRC_RDMA | CTR_SRC_TCP | \
-                     CTR_SRC_DISK)
-
 static unsigned opt_sources(lua_State *L, int idx, const char *fn)
 {
   unsigned bits = 0;
   int t = lua_getfield(L, idx, "sources");
   if(t == LUA_TNIL) {
     lua_pop(L, 1);
-    return SRC_DEFAULT;
+    return ctr_source_default();
   }
   if(t != LUA_TTABLE)
     luaL_error(L, "%s: option 'sources' must be a list of names", fn);
   for(lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
     const char *nm = lua_tostring(L, -1);
-    int k = -1;
-    for(int j = 0; nm && src_names[j]; j++)
-      if(!strcmp(nm, src_names[j]))
-        k = j;
-    if(k < 0)
-      luaL_error(L, "%s: sources[%d]: unknown source '%s' (cpu, softirq, "
-                 "interrupts, ctxt, net, rdma, tcp, ethtool, gpu, disk)", fn,
-                 (int)i,
-                 nm ? nm : luaL_typename(L, -1));
-    bits |= src_bits[k];
+    unsigned bit = ctr_source_bit(nm);
+    if(!bit) {
+      char names[256];
+      ctr_source_names(names, sizeof(names));
+      luaL_error(L, "%s: sources[%d]: unknown source '%s' (%s)", fn, (int)i,
+                 nm ? nm : luaL_typename(L, -1), names);
+    }
+    bits |= bit;
     lua_pop(L, 1);
   }
   lua_pop(L, 2);
@@ -97,7 +82,7 @@ static int l_snapshot(lua_State *L)
   };
   const char *fn = "counters.snapshot";
   struct ctr_set s;
-  unsigned src = SRC_DEFAULT;
+  unsigned src = ctr_source_default();
   int per_cpu = 0;
   const char *root = "";
   char err[600];

@@ -16,87 +16,23 @@
 #include "strata.h"
 #include "nvml.h"
 
-static const struct {
-  unsigned src;
-  const char *file;
-} proc_files[CTR_PROC_FILES] = {
-  { CTR_SRC_CPU | CTR_SRC_CTXT, "/proc/stat" },
-  { CTR_SRC_SOFTIRQ, "/proc/softirqs" },
-  { CTR_SRC_INTR, "/proc/interrupts" },
-  { CTR_SRC_NET, "/proc/net/dev" },
-  { CTR_SRC_TCP, "/proc/net/snmp" },
-  { CTR_SRC_DISK, "/proc/diskstats" },   /* (read last) */
+/* What one source keeps open between snapshots. */
+struct ctr_src_io {
+  int fd;                      /* its file, or -1 */
+  char path[600];
+  struct ctr_rdma_files rdma;
 };
-enum { DISK = CTR_PROC_FILES - 1 };
 
 struct ctr_reader {
   char root[512];
   unsigned sources;
   int per_cpu;
   char *const *ifaces;
-  int fd[CTR_PROC_FILES];
-  char path[CTR_PROC_FILES][600];
-  struct ctr_rdma_files rdma;
+  struct ctr_src_io io[CTR_NSOURCES];
   char *buf;
   size_t cap;
   long tck;
 };
-
-int ctr_reader_open(const char *root, unsigned sources, int per_cpu,
-                    char *const *ifaces, struct ctr_reader **out,
-                    char *err, size_t errlen)
-{
-  struct ctr_reader *r = calloc(1, sizeof(*r));
-  *out = NULL;
-  if(!r) {
-    snprintf(err, errlen, "out of memory");
-    return -1;
-  }
-  if(!root || !strcmp(root, "/"))
-    root = "";
-  snprintf(r->root, sizeof(r->root), "%s", root);
-  r->sources = sources;
-  r->per_cpu = per_cpu;
-  r->ifaces = ifaces;
-  r->tck = sysconf(_SC_CLK_TCK);
-  for(int i = 0; i < CTR_PROC_FILES; i++) {
-    r->fd[i] = -1;
-    if(!(sources & proc_files[i].src))
-      continue;
-    snprintf(r->path[i], sizeof(r->path[i]), "%s%s", r->root,
-             proc_files[i].file);
-    r->fd[i] = open(r->path[i], O_RDONLY | O_CLOEXEC);
-    if(r->fd[i] < 0 && r->root[0] && errno == ENOENT &&
-       proc_files[i].src == CTR_SRC_DISK)
-      continue;   /* a recorded tree without it: no disks, like rdma */
-    if(r->fd[i] < 0) {
-      snprintf(err, errlen, "%s: %s", r->path[i], strerror(errno));
-      ctr_reader_close(&r);
-      return -1;
-    }
-  }
-  if((sources & CTR_SRC_RDMA) && ctr_rdma_files_open(r->root, &r->rdma)) {
-    snprintf(err, errlen, "rdma counters: out of memory");
-    ctr_reader_close(&r);
-    return -1;
-  }
-  *out = r;
-  return 0;
-}
-
-void ctr_reader_close(struct ctr_reader **rp)
-{
-  struct ctr_reader *r = rp ? *rp : NULL;
-  if(!r)
-    return;
-  for(int i = 0; i < CTR_PROC_FILES; i++)
-    if(r->fd[i] >= 0)
-      close(r->fd[i]);
-  ctr_rdma_files_free(&r->rdma);
-  free(r->buf);
-  free(r);
-  *rp = NULL;
-}
 
 /* The whole text of fd from offset 0 into r->buf, NUL ended. */
 static int pread_all(struct ctr_reader *r, int fd)
@@ -186,58 +122,307 @@ static int gpu_sample(struct ctr_set *s, char *err, size_t errlen)
   return 0;
 }
 
+/* --- The sources: open, read (and parse), close ----------------------- */
+
+/*
+ * One source: the names a spec's `sources = {...}` asks for it by (and
+ * the bit each name sets; a second name with the same bit is an alias),
+ * whether it is read when a spec names none, and its own open, read and
+ * close; a file source names its file (under the root) and its parser.
+ */
+struct ctr_source {
+  struct { const char *name; unsigned bit; } as[3];
+  int by_default;
+  const char *file;
+  int (*parse)(struct ctr_reader *r, struct ctr_set *s);
+  int (*open)(struct ctr_reader *r, const struct ctr_source *src,
+              struct ctr_src_io *io, char *err, size_t errlen);
+  int (*read)(struct ctr_reader *r, const struct ctr_source *src,
+              struct ctr_src_io *io, struct ctr_set *s, char *err,
+              size_t errlen);
+  void (*close)(struct ctr_src_io *io);
+};
+
+/* A file source: its file, open for the reader's life. */
+static int file_open(struct ctr_reader *r, const struct ctr_source *src,
+                     struct ctr_src_io *io, char *err, size_t errlen)
+{
+  snprintf(io->path, sizeof(io->path), "%s%s", r->root, src->file);
+  io->fd = open(io->path, O_RDONLY | O_CLOEXEC);
+  if(io->fd < 0) {
+    snprintf(err, errlen, "%s: %s", io->path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* Its text again (pread at offset 0), parsed. */
+static int file_read(struct ctr_reader *r, const struct ctr_source *src,
+                     struct ctr_src_io *io, struct ctr_set *s, char *err,
+                     size_t errlen)
+{
+  if(pread_all(r, io->fd)) {
+    snprintf(err, errlen, "%s: %s", io->path, strerror(errno));
+    return -1;
+  }
+  if(src->parse(r, s)) {
+    snprintf(err, errlen, "%s: %s", io->path,
+             errno == ENOMEM ? "out of memory" : "unexpected format");
+    return -1;
+  }
+  return 0;
+}
+
+static void file_close(struct ctr_src_io *io)
+{
+  if(io->fd >= 0)
+    close(io->fd);
+  io->fd = -1;
+}
+
+static int stat_parse(struct ctr_reader *r, struct ctr_set *s)
+{
+  return ctr_parse_stat(r->buf, r->tck, r->sources, r->per_cpu, s);
+}
+
+static int softirqs_parse(struct ctr_reader *r, struct ctr_set *s)
+{
+  return ctr_parse_softirqs(r->buf, s);
+}
+
+static int interrupts_parse(struct ctr_reader *r, struct ctr_set *s)
+{
+  return ctr_parse_interrupts(r->buf, s);
+}
+
+static int netdev_parse(struct ctr_reader *r, struct ctr_set *s)
+{
+  return ctr_parse_netdev(r->buf, s);
+}
+
+static int snmp_parse(struct ctr_reader *r, struct ctr_set *s)
+{
+  return ctr_parse_snmp(r->buf, s);
+}
+
+static int rdma_open(struct ctr_reader *r, const struct ctr_source *src,
+                     struct ctr_src_io *io, char *err, size_t errlen)
+{
+  (void)src;
+  if(ctr_rdma_files_open(r->root, &io->rdma)) {
+    snprintf(err, errlen, "rdma counters: out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+static int rdma_read(struct ctr_reader *r, const struct ctr_source *src,
+                     struct ctr_src_io *io, struct ctr_set *s, char *err,
+                     size_t errlen)
+{
+  (void)r, (void)src;
+  if(ctr_rdma_files_read(&io->rdma, s)) {
+    snprintf(err, errlen, "rdma counters: out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+static void rdma_close(struct ctr_src_io *io)
+{
+  ctr_rdma_files_free(&io->rdma);
+}
+
+/* Nothing to keep open: the ethtool ioctl and NVML are asked each time. */
+static int nothing_open(struct ctr_reader *r, const struct ctr_source *src,
+                        struct ctr_src_io *io, char *err, size_t errlen)
+{
+  (void)r, (void)src, (void)io, (void)err, (void)errlen;
+  return 0;
+}
+
+static void nothing_close(struct ctr_src_io *io)
+{
+  (void)io;
+}
+
+/* The live host only (not a recorded tree). */
+static int ethtool_read(struct ctr_reader *r, const struct ctr_source *src,
+                        struct ctr_src_io *io, struct ctr_set *s, char *err,
+                        size_t errlen)
+{
+  int rc = 0;
+  (void)src, (void)io;
+  if(r->root[0])
+    return 0;
+  if(!r->ifaces)
+    rc = ethtool_all(s, err, errlen);
+  for(size_t i = 0; r->ifaces && r->ifaces[i] && !rc; i++)
+    if(ctr_read_ethtool(r->ifaces[i], s)) {
+      snprintf(err, errlen, "ethtool -S %s: %s", r->ifaces[i],
+               errno == EOPNOTSUPP ? "the driver has no statistics"
+                                   : strerror(errno));
+      rc = -1;
+    }
+  return rc;
+}
+
+static int gpu_read(struct ctr_reader *r, const struct ctr_source *src,
+                    struct ctr_src_io *io, struct ctr_set *s, char *err,
+                    size_t errlen)
+{
+  (void)src, (void)io;
+  return r->root[0] ? 0 : gpu_sample(s, err, errlen);
+}
+
+/* A recorded tree without diskstats has no disks, like one without rdma:
+ * not an error there. */
+static int disk_open(struct ctr_reader *r, const struct ctr_source *src,
+                     struct ctr_src_io *io, char *err, size_t errlen)
+{
+  if(!file_open(r, src, io, err, errlen))
+    return 0;
+  if(r->root[0] && errno == ENOENT) {
+    err[0] = '\0';
+    return 0;
+  }
+  return -1;
+}
+
+static int disk_read(struct ctr_reader *r, const struct ctr_source *src,
+                     struct ctr_src_io *io, struct ctr_set *s, char *err,
+                     size_t errlen)
+{
+  (void)src;
+  if(io->fd < 0)
+    return 0;
+  if(pread_all(r, io->fd) || ctr_parse_diskstats(r->buf, s)) {
+    snprintf(err, errlen, "%s: %s", io->path, errno == ENOMEM ?
+             "out of memory" : errno == EINVAL ? "unexpected format" :
+             strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* In the order a snapshot reads them: diskstats last, after the sysfs and
+ * library sources, as always.  A new source is a row here, its functions
+ * above and its bit in counters.h. */
+#define FILE_SRC file_open, file_read, file_close
+static const struct ctr_source source_rows[CTR_NSOURCES] = {
+  { { { "cpu", CTR_SRC_CPU }, { "ctxt", CTR_SRC_CTXT } }, 1,
+    "/proc/stat", stat_parse, FILE_SRC },
+  { { { "softirq", CTR_SRC_SOFTIRQ } }, 1,
+    "/proc/softirqs", softirqs_parse, FILE_SRC },
+  { { { "interrupts", CTR_SRC_INTR }, { "intr", CTR_SRC_INTR } }, 1,
+    "/proc/interrupts", interrupts_parse, FILE_SRC },
+  { { { "net", CTR_SRC_NET } }, 1, "/proc/net/dev", netdev_parse, FILE_SRC },
+  { { { "tcp", CTR_SRC_TCP } }, 1, "/proc/net/snmp", snmp_parse, FILE_SRC },
+  { { { "rdma", CTR_SRC_RDMA } }, 1, NULL, NULL,
+    rdma_open, rdma_read, rdma_close },
+  { { { "ethtool", CTR_SRC_ETHTOOL } }, 0, NULL, NULL,
+    nothing_open, ethtool_read, nothing_close },
+  { { { "gpu", CTR_SRC_GPU } }, 0, NULL, NULL,
+    nothing_open, gpu_read, nothing_close },
+  { { { "disk", CTR_SRC_DISK } }, 1, "/proc/diskstats", NULL,
+    disk_open, disk_read, file_close },
+};
+#define NAS (sizeof(source_rows[0].as) / sizeof(source_rows[0].as[0]))
+
+/* The bits a row serves. */
+static unsigned row_bits(const struct ctr_source *src)
+{
+  unsigned b = 0;
+  for(size_t k = 0; k < NAS; k++)
+    b |= src->as[k].bit;
+  return b;
+}
+
+unsigned ctr_source_bit(const char *name)
+{
+  for(size_t i = 0; name && i < CTR_NSOURCES; i++)
+    for(size_t k = 0; k < NAS && source_rows[i].as[k].name; k++)
+      if(!strcmp(name, source_rows[i].as[k].name))
+        return source_rows[i].as[k].bit;
+  return 0;
+}
+
+unsigned ctr_source_default(void)
+{
+  unsigned b = 0;
+  for(size_t i = 0; i < CTR_NSOURCES; i++)
+    if(source_rows[i].by_default)
+      b |= row_bits(&source_rows[i]);
+  return b;
+}
+
+void ctr_source_names(char *buf, size_t len)
+{
+  size_t n = 0;
+  buf[0] = '\0';
+  /* by bit, one name each (an alias's bit is listed once) */
+  for(unsigned bit = 1; bit; bit <<= 1) {
+    const char *nm = NULL;
+    for(size_t i = 0; i < CTR_NSOURCES && !nm; i++)
+      for(size_t k = 0; k < NAS && !nm; k++)
+        if(source_rows[i].as[k].name && source_rows[i].as[k].bit == bit)
+          nm = source_rows[i].as[k].name;
+    if(nm && n < len)
+      n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", nm);
+  }
+}
+
+/* --- The reader ------------------------------------------------------ */
+
+int ctr_reader_open(const char *root, unsigned want, int per_cpu,
+                    char *const *ifaces, struct ctr_reader **out,
+                    char *err, size_t errlen)
+{
+  struct ctr_reader *r = calloc(1, sizeof(*r));
+  *out = NULL;
+  if(!r) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  if(!root || !strcmp(root, "/"))
+    root = "";
+  snprintf(r->root, sizeof(r->root), "%s", root);
+  r->sources = want;
+  r->per_cpu = per_cpu;
+  r->ifaces = ifaces;
+  r->tck = sysconf(_SC_CLK_TCK);
+  for(int i = 0; i < CTR_NSOURCES; i++)
+    r->io[i].fd = -1;
+  for(int i = 0; i < CTR_NSOURCES; i++)
+    if((want & row_bits(&source_rows[i])) &&
+       source_rows[i].open(r, &source_rows[i], &r->io[i], err, errlen)) {
+      ctr_reader_close(&r);
+      return -1;
+    }
+  *out = r;
+  return 0;
+}
+
+void ctr_reader_close(struct ctr_reader **rp)
+{
+  struct ctr_reader *r = rp ? *rp : NULL;
+  if(!r)
+    return;
+  for(int i = 0; i < CTR_NSOURCES; i++)
+    source_rows[i].close(&r->io[i]);
+  free(r->buf);
+  free(r);
+  *rp = NULL;
+}
+
 int ctr_reader_read(struct ctr_reader *r, struct ctr_set *s, char *err,
                     size_t errlen)
 {
-  int rc = 0;
-  /* diskstats last, after the sysfs and library sources, as always */
-  for(int i = 0; i < CTR_PROC_FILES - 1 && !rc; i++) {
-    if(r->fd[i] < 0)
-      continue;
-    if(pread_all(r, r->fd[i])) {
-      snprintf(err, errlen, "%s: %s", r->path[i], strerror(errno));
+  for(int i = 0; i < CTR_NSOURCES; i++)
+    if((r->sources & row_bits(&source_rows[i])) &&
+       source_rows[i].read(r, &source_rows[i], &r->io[i], s, err, errlen))
       return -1;
-    }
-    switch(i) {
-    case 0:
-      rc = ctr_parse_stat(r->buf, r->tck, r->sources, r->per_cpu, s);
-      break;
-    case 1: rc = ctr_parse_softirqs(r->buf, s); break;
-    case 2: rc = ctr_parse_interrupts(r->buf, s); break;
-    case 3: rc = ctr_parse_netdev(r->buf, s); break;
-    default: rc = ctr_parse_snmp(r->buf, s); break;
-    }
-    if(rc)
-      snprintf(err, errlen, "%s: %s", r->path[i],
-               errno == ENOMEM ? "out of memory" : "unexpected format");
-  }
-  if(!rc && (r->sources & CTR_SRC_RDMA) &&
-     ctr_rdma_files_read(&r->rdma, s)) {
-    snprintf(err, errlen, "rdma counters: out of memory");
-    rc = -1;
-  }
-  if(!rc && (r->sources & CTR_SRC_ETHTOOL) && !r->root[0]) {
-    if(!r->ifaces)
-      rc = ethtool_all(s, err, errlen);
-    for(size_t i = 0; r->ifaces && r->ifaces[i] && !rc; i++)
-      if(ctr_read_ethtool(r->ifaces[i], s)) {
-        snprintf(err, errlen, "ethtool -S %s: %s", r->ifaces[i],
-                 errno == EOPNOTSUPP ? "the driver has no statistics"
-                                     : strerror(errno));
-        rc = -1;
-      }
-  }
-  if(!rc && (r->sources & CTR_SRC_GPU) && !r->root[0])
-    rc = gpu_sample(s, err, errlen);
-  if(!rc && r->fd[DISK] >= 0) {
-    if(pread_all(r, r->fd[DISK]) || ctr_parse_diskstats(r->buf, s)) {
-      snprintf(err, errlen, "%s: %s", r->path[DISK], errno == ENOMEM ?
-               "out of memory" : errno == EINVAL ? "unexpected format" :
-               strerror(errno));
-      rc = -1;
-    }
-  }
-  return rc;
+  return 0;
 }
 
 int ctr_snapshot(const char *root, unsigned sources, int per_cpu,

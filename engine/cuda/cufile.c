@@ -2,17 +2,9 @@
  * cufile.c - cuFile (GPUDirect Storage) reads and writes of one device
  * buffer (cufile.h).
  *
- * The declarations below are cufile.h's (CUDA 13.0; as generated into
- * NVIDIA/cuda-python cuda_bindings/cuda/bindings/cycufile.pxd from the
- * headers of 12.9.0 .. 13.0.1; tests/gpu/cufile_abi.c checks them against
- * the header on the GPU machine): CUfileError_t is {CUfileOpError err;
- * CUresult cu_err}, both C enums; CUfileDescr_t is {type; union {int fd;
- * void *handle}; const CUfileFSOps_t *fs_ops}; CU_FILE_SUCCESS is 0 and
- * CU_FILE_HANDLE_TYPE_OPAQUE_FD is 1.  libcufile is opened at run time,
- * so strata neither links nor bundles it (a node without GDS packages
- * SKIPs).
+ * libcufile is loaded by engine/core/cufile_load.c (its declarations are
+ * there), shared with the s3rdma family's GPU-path facts.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -24,37 +16,8 @@
 
 #include "cuda.h"
 #include "cufile.h"
+#include "cufile_load.h"
 #include "strata.h"
-
-typedef struct {
-  int err;                 /* CUfileOpError */
-  int cu_err;              /* CUresult */
-} cufile_error_t;
-
-typedef struct {
-  int type;                /* CUfileFileHandleType */
-  union {
-    int fd;
-    void *handle;
-  } handle;
-  const void *fs_ops;
-} cufile_descr_t;
-
-#define CUFILE_HANDLE_TYPE_OPAQUE_FD 1
-
-struct cufile_api {
-  cufile_error_t (*driver_open)(void);
-  cufile_error_t (*driver_close)(void);
-  cufile_error_t (*handle_register)(void **fh, cufile_descr_t *d);
-  void (*handle_deregister)(void *fh);
-  cufile_error_t (*buf_register)(const void *base, size_t len, int flags);
-  cufile_error_t (*buf_deregister)(const void *base);
-  ssize_t (*read)(void *fh, void *base, size_t size, off_t foff,
-                  off_t boff);
-  ssize_t (*write)(void *fh, const void *base, size_t size, off_t foff,
-                   off_t boff);
-  cufile_error_t (*get_version)(int *v);      /* optional */
-};
 
 /* CUfileOpError 5001 .. 5050 by name: the enum order of cycufile.pxd,
  * numbered as the CUDA 13.0 header on the H200 machine printed them
@@ -120,44 +83,6 @@ static const char *op_error(int e)
   return "CUfileOpError";
 }
 
-static void *lib;
-
-static int load(struct cufile_api *a, char *err, size_t len)
-{
-  static const char *const names[] = { "libcufile.so.0", "libcufile.so",
-                                       NULL };
-  const char *why = "";
-  if(!lib)
-    for(int i = 0; names[i] && !lib; i++) {
-      lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-      if(!lib)
-        why = dlerror();
-    }
-  if(!lib) {
-    snprintf(err, len, "libcufile (GPUDirect Storage) not found: %s", why);
-    return CUDA_ABSENT;
-  }
-#define SYM(f, n)                                                   \
-  do {                                                              \
-    *(void **)&a->f = dlsym(lib, n);                                \
-    if(!a->f) {                                                     \
-      snprintf(err, len, "libcufile lacks %s", n);                  \
-      return CUDA_ABSENT;                                           \
-    }                                                               \
-  } while(0)
-  SYM(driver_open, "cuFileDriverOpen");
-  SYM(driver_close, "cuFileDriverClose");
-  SYM(handle_register, "cuFileHandleRegister");
-  SYM(handle_deregister, "cuFileHandleDeregister");
-  SYM(buf_register, "cuFileBufRegister");
-  SYM(buf_deregister, "cuFileBufDeregister");
-  SYM(read, "cuFileRead");
-  SYM(write, "cuFileWrite");
-#undef SYM
-  *(void **)&a->get_version = dlsym(lib, "cuFileGetVersion");
-  return CUDA_OK;
-}
-
 /* The bytes of the region as the file holds them vs the GPU's copy. */
 static int compare(int fd, const struct cufile_opts *o, void *dev,
                    size_t chunk, struct cufile_result *r, char *err,
@@ -204,8 +129,8 @@ int cufile_io(const struct cufile_opts *o, struct cufile_result *r,
   uint64_t t0;
 
   memset(r, 0, sizeof(*r));
-  if((st = load(&a, err, errlen)) != CUDA_OK)
-    return st;
+  if(cufile_load_api(&a, err, errlen))
+    return CUDA_ABSENT;
   snprintf(r->mode, sizeof(r->mode), "%s",
            stat("/sys/module/nvidia_fs", &sb) ? "compat" : "gds");
   if((st = cuda_alloc(o->device, (size_t)(o->size ? o->size : 1),

@@ -284,26 +284,20 @@ static int add_header(struct curl_slist **l, const char *name,
   return 0;
 }
 
-enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
-                        struct s3_resp *r)
+/* The request's URL, signed headers and Authorization into *list (the
+ * caller frees it); S3_OK, or the failure with r->error. */
+static enum s3_fail sign_request(struct s3_conn *c, const struct s3_req *q,
+                                 char *url, size_t urllen,
+                                 struct curl_slist **list, struct s3_resp *r)
 {
   const struct s3_config *cfg = c->cfg;
   struct sigv4_header h[S3_MAX_HEADERS + 4];
   struct sigv4_request sr = { 0 };
-  struct curl_slist *list = NULL;
-  struct xfer x = { 0 };
-  char path[4096], url[8192], host[512], date[17], hash[65];
+  char path[4096], host[512], date[17], hash[65];
   char auth[1024];
   const char *host_value = host;
   size_t nh = 0;
-  uint64_t t0;
-  CURLcode cc;
-  CURL *e = c->curl;
 
-  memset(r, 0, sizeof(*r));
-  x.req = q;
-  x.resp = r;
-  x.curl = e;
   if(q->nheaders > S3_MAX_HEADERS || build_path(c, q, path, sizeof(path))) {
     snprintf(r->error, sizeof(r->error), "request too large to sign");
     return r->fail = S3_ERR_SIGN;
@@ -312,7 +306,7 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
     snprintf(host, sizeof(host), "%s.%s", q->bucket, c->host);
   else
     snprintf(host, sizeof(host), "%s", c->host);
-  snprintf(url, sizeof(url), "%s://%s%s%s%s", c->scheme, host, path,
+  snprintf(url, urllen, "%s://%s%s%s%s", c->scheme, host, path,
            q->query && *q->query ? "?" : "", q->query ? q->query : "");
   sigv4_amz_date(time(NULL), date);
   if(q->payload_hash)
@@ -350,30 +344,42 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
     return r->fail = S3_ERR_SIGN;
   }
   for(size_t i = 0; i < nh; i++)
-    if(add_header(&list, h[i].name, h[i].value))
+    if(add_header(list, h[i].name, h[i].value))
       goto nomem;
-  if(add_header(&list, "Authorization", auth) ||
-     !(list = curl_slist_append(list, "Expect:")) ||
-     !(list = curl_slist_append(list, "Accept:")))
+  if(add_header(list, "Authorization", auth) ||
+     !(*list = curl_slist_append(*list, "Expect:")) ||
+     !(*list = curl_slist_append(*list, "Accept:")))
     goto nomem;
   memset(auth, 0, sizeof(auth));
+  return S3_OK;
+nomem:
+  memset(auth, 0, sizeof(auth));
+  snprintf(r->error, sizeof(r->error), "out of memory");
+  return r->fail = S3_ERR_NOMEM;
+}
+
+/* The handle set up for q: URL, headers, timeouts, callbacks, method. */
+static void set_options(struct s3_conn *c, const struct s3_req *q,
+                        const char *url, struct curl_slist *list,
+                        struct xfer *x)
+{
+  const struct s3_config *cfg = c->cfg;
+  CURL *e = c->curl;
+  struct http_common co = { cfg->timeout_ms, cfg->connect_timeout_ms,
+                            cfg->ca_bundle, c->errbuf };
 
   curl_easy_reset(e);
   curl_easy_setopt(e, CURLOPT_URL, url);
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-  {
-    struct http_common co = { cfg->timeout_ms, cfg->connect_timeout_ms,
-                              cfg->ca_bundle, c->errbuf };
-    http_setopt_common(e, &co);
-  }
+  http_setopt_common(e, &co);
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
                    cfg->stall_s ? cfg->stall_s : 30L);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, &x);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &x);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
   curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
   if(!strcmp(q->method, "HEAD"))
     curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
@@ -383,7 +389,7 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
     curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE,
                      (curl_off_t)q->body_len);
     curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(e, CURLOPT_READDATA, &x);
+    curl_easy_setopt(e, CURLOPT_READDATA, x);
     curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
     if(strcmp(q->method, "PUT"))
       curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
@@ -393,27 +399,28 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
 
   if(q->on_sent && !q->body_len) {
     curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
-    curl_easy_setopt(e, CURLOPT_DEBUGDATA, &x);
+    curl_easy_setopt(e, CURLOPT_DEBUGDATA, x);
     curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
   }
-  t0 = strata_now_ns();
-  cc = curl_easy_perform(e);
-  r->total_ns = strata_now_ns() - t0;
-  curl_slist_free_all(list);
-  {
-    curl_off_t st = 0;
-    curl_easy_getinfo(e, CURLINFO_STARTTRANSFER_TIME_T, &st);
-    r->ttfb_ns = (uint64_t)st * 1000u;
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
-  }
-  r->bytes_out = x.sent;
+}
+
+/* What came of the transfer: timings, status, and the failure if any. */
+static enum s3_fail outcome(struct s3_conn *c, const struct s3_req *q,
+                            const struct xfer *x, CURLcode cc,
+                            struct s3_resp *r)
+{
+  curl_off_t st = 0;
+  curl_easy_getinfo(c->curl, CURLINFO_STARTTRANSFER_TIME_T, &st);
+  r->ttfb_ns = (uint64_t)st * 1000u;
+  curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &r->status);
+  r->bytes_out = x->sent;
   r->curl_code = (int)cc;
-  if(x.overflow) {
+  if(x->overflow) {
     r->fail = S3_ERR_OVERFLOW;
     snprintf(r->error, sizeof(r->error), "reply body larger than %llu "
              "bytes", (unsigned long long)q->dst_cap);
   }
-  else if(x.aborted) {
+  else if(x->aborted) {
     r->fail = S3_ERR_ABORTED;
     snprintf(r->error, sizeof(r->error), "transfer stopped by the caller");
   }
@@ -427,11 +434,31 @@ enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
   if(r->fail == S3_OK)
     parse_code(r);
   return r->fail;
-nomem:
-  memset(auth, 0, sizeof(auth));
+}
+
+enum s3_fail s3_perform(struct s3_conn *c, const struct s3_req *q,
+                        struct s3_resp *r)
+{
+  struct curl_slist *list = NULL;
+  struct xfer x = { 0 };
+  char url[8192];
+  uint64_t t0;
+  CURLcode cc;
+
+  memset(r, 0, sizeof(*r));
+  x.req = q;
+  x.resp = r;
+  x.curl = c->curl;
+  if(sign_request(c, q, url, sizeof(url), &list, r)) {
+    curl_slist_free_all(list);
+    return r->fail;
+  }
+  set_options(c, q, url, list, &x);
+  t0 = strata_now_ns();
+  cc = curl_easy_perform(c->curl);
+  r->total_ns = strata_now_ns() - t0;
   curl_slist_free_all(list);
-  snprintf(r->error, sizeof(r->error), "out of memory");
-  return r->fail = S3_ERR_NOMEM;
+  return outcome(c, q, &x, cc, r);
 }
 
 /* curl's debug hook, set only for s3_req.on_sent: CURLINFO_HEADER_OUT

@@ -15,7 +15,6 @@
  * cuFile >= 1.18 only (minio/rdma-training docs/troubleshooting.md, 2;
  * present in libcufile.so.1.18.0 of minio/minio-cpp @769130e). */
 #define S3RDMA_CUFILE_DESC_SYM "_Z20cuFileRDMADescStrGetPKvmm12CUfileOpcodePPc"
-#define S3RDMA_CUFILE_SONAME "libcufile.so.0"
 
 struct s3rdma_gpupath {
   int64_t memlock;          /* RLIMIT_MEMLOCK soft limit, bytes; -1 =

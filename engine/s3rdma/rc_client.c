@@ -207,61 +207,55 @@ static void describe(const struct s3_resp *r, char *out, size_t cap)
            r->code, st[0] ? ", protocol status " : "", st);
 }
 
-enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
-                                      const struct s3rdma_xfer *x,
-                                      struct s3rdma_outcome *o)
+/* One transfer's names and numbers, shared by its steps. */
+struct rc_xfer {
+  struct s3rdma_rc *rc;
+  const struct s3rdma_xfer *x;
+  uint64_t laddr;               /* our buffer's address */
+  uint32_t psn, cookie;
+  char target[2048];
+  char cookie_s[12];
+  struct s3rdma_token srv;      /* the server's token */
+  char session[40];
+  uint64_t spsn, saddr, srkey;  /* its psn, (PUT) its staging MR */
+};
+
+/* PREPARE: our token out, the server's token, session, psn and (PUT)
+ * staging MR back.  S3RDMA_OK, or the failure in o. */
+static enum s3rdma_status prepare(struct rc_xfer *t, struct s3rdma_outcome *o)
 {
-  struct s3rdma_token tok, srv;
-  struct verbs_endpoint remote;
+  struct s3rdma_rc *rc = t->rc;
+  const struct s3rdma_xfer *x = t->x;
+  struct s3rdma_token tok;
   struct s3_resp r;
-  struct ibv_wc wc;
-  char tokhex[89], psn_s[8], cookie_s[12], size_s[24], off_s[24];
-  char target[2048], session[40], v[160], why[320], qpn_s[12];
-  char addr_s[20], rkey_s[12], stoken[89];
-  struct put_post pp;
+  char tokhex[89], psn_s[8], size_s[24], off_s[24];
+  char v[160], why[320], stoken[89];
   const char *twhy = NULL;
-  uint64_t t0 = strata_now_ns(), spsn = 0, saddr = 0, srkey = 0, n64;
-  uint32_t psn = verbs_random_psn(), cookie = random_u32();
-  uint64_t laddr = (uint64_t)(uintptr_t)x->buf->mr->addr + x->buf_off;
   size_t nh;
   int code, n;
-
-  memset(o, 0, sizeof(*o));
-  memset(&pp, 0, sizeof(pp));
-  o->step = "prepare";
-  if(x->size < 1 || x->size > S3RDMA_SIZE_MAX ||
-     x->buf_off + x->size > x->buf->len)
-    return fail(o, "prepare", "size %llu does not fit 1..2^31-1 or the "
-                "buffer", (unsigned long long)x->size);
-  if(s3rdma_target_build(x->bucket, x->key, x->part, x->upload_id, target,
-                         sizeof(target)))
-    return fail(o, "prepare", "object name too long");
-  if(qp_reset(rc))
-    return fail(o, "connect", "cannot reset the QP");
-  rc->used = 1;
 
   memset(&tok, 0, sizeof(tok));
   tok.transport = S3RDMA_TRANSPORT_RC;
   tok.qpn = rc->qp->qp_num;
   memcpy(tok.gid, rc->dev->gid.raw, 16);
   tok.rkey = x->buf->mr->rkey;
-  tok.addr = laddr;
+  tok.addr = t->laddr;
   tok.len = x->size;
   tok.port = rc->dev->port;
   tok.lid = rc->dev->port_attr.lid;
   s3rdma_token_encode(&tok, tokhex);
-  snprintf(psn_s, sizeof(psn_s), "%06x", psn);
-  snprintf(cookie_s, sizeof(cookie_s), "%08x", cookie);
+  snprintf(psn_s, sizeof(psn_s), "%06x", t->psn);
+  snprintf(t->cookie_s, sizeof(t->cookie_s), "%08x", t->cookie);
   snprintf(size_s, sizeof(size_s), "%llu", (unsigned long long)x->size);
   snprintf(off_s, sizeof(off_s), "%llu", (unsigned long long)x->offset);
   {
     struct sigv4_header h[] = {
       { S3RDMA_H_PROTOCOL, S3RDMA_PROTOCOL },
       { S3RDMA_H_OP, x->put ? "PUT" : "GET" },
-      { S3RDMA_H_TARGET, target },
+      { S3RDMA_H_TARGET, t->target },
       { S3RDMA_H_SIZE, size_s },
       { S3RDMA_H_PSN, psn_s },
-      { S3RDMA_H_COOKIE, cookie_s },
+      { S3RDMA_H_COOKIE, t->cookie_s },
       { S3RDMA_H_TOKEN, tokhex },
       { S3RDMA_H_OFFSET, off_s },
     };
@@ -279,127 +273,171 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
       return o->status = S3RDMA_DECLINED;
     }
     s3_resp_free(&r);
-    return fail(o, "prepare", "PREPARE %s: %s", target, why);
+    return fail(o, "prepare", "PREPARE %s: %s", t->target, why);
   }
   /* The reply: 200:<server token>, session, psn, (PUT) staging MR. */
   if(s3_resp_header(&r, S3RDMA_H_REPLY, v, sizeof(v)) < 0 ||
      s3rdma_reply_parse(v, &code, stoken) || code != 200 || !stoken[0] ||
-     s3rdma_token_decode(stoken, strlen(stoken), &srv, &twhy) ||
-     srv.transport != S3RDMA_TRANSPORT_RC) {
+     s3rdma_token_decode(stoken, strlen(stoken), &t->srv, &twhy) ||
+     t->srv.transport != S3RDMA_TRANSPORT_RC) {
     s3_resp_free(&r);
     return fail(o, "prepare", "PREPARE reply has no valid 200:<RC token> "
                 "in %s (%s)", S3RDMA_H_REPLY, twhy ? twhy : "absent");
   }
-  n = s3_resp_header(&r, S3RDMA_H_SESSION, session, sizeof(session));
+  n = s3_resp_header(&r, S3RDMA_H_SESSION, t->session, sizeof(t->session));
   if(n != S3RDMA_SESSION_HEX ||
      s3_resp_header(&r, S3RDMA_H_PSN, v, sizeof(v)) < 0 ||
-     s3rdma_parse_hex(v, 6, &spsn) || !spsn) {
+     s3rdma_parse_hex(v, 6, &t->spsn) || !t->spsn) {
     s3_resp_free(&r);
     return fail(o, "prepare", "PREPARE reply lacks a 32-hex session or a "
                 "6-hex psn");
   }
   if(x->put &&
      (s3_resp_header(&r, "x-amz-rdma-mr-addr", v, sizeof(v)) < 0 ||
-      s3rdma_parse_hex(v, 16, &saddr) ||
+      s3rdma_parse_hex(v, 16, &t->saddr) ||
       s3_resp_header(&r, "x-amz-rdma-mr-rkey", v, sizeof(v)) < 0 ||
-      s3rdma_parse_hex(v, 8, &srkey))) {
+      s3rdma_parse_hex(v, 8, &t->srkey))) {
     s3_resp_free(&r);
-    cancel(rc, session);
+    cancel(rc, t->session);
     return fail(o, "prepare", "PUT: PREPARE reply lacks the staging MR "
                 "(x-amz-rdma-mr-addr / -rkey)");
   }
   s3_resp_free(&r);
+  return S3RDMA_OK;
+}
 
-  /* Connect our QP to the server's. */
+/* Our QP connected to the server's; GET: the RECV for its IMM posted. */
+static enum s3rdma_status connect_qp(struct rc_xfer *t,
+                                     struct s3rdma_outcome *o)
+{
+  struct s3rdma_rc *rc = t->rc;
+  struct verbs_endpoint remote;
+  char why[320];
+
   memset(&remote, 0, sizeof(remote));
-  remote.qpn = srv.qpn;
-  remote.psn = (uint32_t)spsn;
-  memcpy(remote.gid.raw, srv.gid, 16);
-  remote.lid = srv.lid;
-  remote.port = srv.port;
+  remote.qpn = t->srv.qpn;
+  remote.psn = (uint32_t)t->spsn;
+  memcpy(remote.gid.raw, t->srv.gid, 16);
+  remote.lid = t->srv.lid;
+  remote.port = t->srv.port;
   remote.mtu = rc->dev->mtu;           /* the port's active MTU */
-  if(verbs_qp_connect(rc->qp, rc->dev, psn, &remote)) {
+  if(verbs_qp_connect(rc->qp, rc->dev, t->psn, &remote)) {
     snprintf(why, sizeof(why), "%s", verbs_errmsg());
-    cancel(rc, session);
+    cancel(rc, t->session);
     return fail(o, "connect", "%s", why);
   }
-  if(!x->put && verbs_post_recv(rc->qp, 1, laddr, 0, x->buf->mr->lkey)) {
+  if(!t->x->put &&
+     verbs_post_recv(rc->qp, 1, t->laddr, 0, t->x->buf->mr->lkey)) {
     snprintf(why, sizeof(why), "%s", verbs_errmsg());
-    cancel(rc, session);
+    cancel(rc, t->session);
     return fail(o, "data", "post RECV: %s", why);
   }
+  return S3RDMA_OK;
+}
 
-  /* READY: the server connects, moves the data, then answers. */
+/* READY: the server connects, moves the data (PUT: our WRITE_WITH_IMM,
+ * posted once READY has left), then answers; the answer stays in *r
+ * (the caller frees it) when S3RDMA_OK. */
+static enum s3rdma_status ready(struct rc_xfer *t, struct s3rdma_outcome *o,
+                                struct s3_resp *r)
+{
+  struct s3rdma_rc *rc = t->rc;
+  const struct s3rdma_xfer *x = t->x;
+  struct put_post pp;
+  char qpn_s[12], addr_s[20], rkey_s[12], why[320];
+
+  memset(&pp, 0, sizeof(pp));
   snprintf(qpn_s, sizeof(qpn_s), "%x", rc->qp->qp_num);
-  snprintf(addr_s, sizeof(addr_s), "%llx", (unsigned long long)laddr);
+  snprintf(addr_s, sizeof(addr_s), "%llx", (unsigned long long)t->laddr);
   snprintf(rkey_s, sizeof(rkey_s), "%x", x->buf->mr->rkey);
   {
     struct sigv4_header h[] = {
       { S3RDMA_H_PROTOCOL, S3RDMA_PROTOCOL },
-      { S3RDMA_H_SESSION, session },
-      { S3RDMA_H_COOKIE, cookie_s },
+      { S3RDMA_H_SESSION, t->session },
+      { S3RDMA_H_COOKIE, t->cookie_s },
       { S3RDMA_H_QPN, qpn_s },
       { S3RDMA_H_MR_ADDR, addr_s },
       { S3RDMA_H_MR_RKEY, rkey_s },
     };
     pp.rc = rc;
-    pp.laddr = laddr;
-    pp.raddr = saddr;
+    pp.laddr = t->laddr;
+    pp.raddr = t->saddr;
     pp.size = x->size;
     pp.grace_ns = rc->put_grace_ns;
     pp.lkey = x->buf->mr->lkey;
-    pp.rkey = (uint32_t)srkey;
-    pp.cookie = cookie;
-    post_hook(rc, S3RDMA_ROUTE_READY, h, x->put ? 4 : 6, &r,
+    pp.rkey = (uint32_t)t->srkey;
+    pp.cookie = t->cookie;
+    post_hook(rc, S3RDMA_ROUTE_READY, h, x->put ? 4 : 6, r,
               x->put ? post_after_ready : NULL, &pp);
   }
-  o->ready_status = r.status;
+  o->ready_status = r->status;
   o->step = "ready";
   o->posted_after_ready = pp.posted == 1;
   if(x->put && pp.posted != 1) {
-    s3_resp_free(&r);
-    cancel(rc, session);
+    s3_resp_free(r);
+    cancel(rc, t->session);
     return fail(o, "data", "post WRITE_WITH_IMM after READY: %s",
                 pp.posted ? pp.why : "READY never left (no on_sent)");
   }
-  if(r.fail != S3_OK || (r.status != 200 && r.status != 206 &&
-                         !(x->put && r.status == 204))) {
-    describe(&r, why, sizeof(why));
-    s3_resp_free(&r);
-    cancel(rc, session);
+  if(r->fail != S3_OK || (r->status != 200 && r->status != 206 &&
+                          !(x->put && r->status == 204))) {
+    describe(r, why, sizeof(why));
+    s3_resp_free(r);
+    cancel(rc, t->session);
     if(o->ready_status == 501) {
       o->rdma_reply = 501;
       snprintf(o->error, sizeof(o->error), "declined at READY: %s", why);
       return o->status = S3RDMA_DECLINED;
     }
-    return fail(o, "ready", "READY %s: %s", target, why);
+    return fail(o, "ready", "READY %s: %s", t->target, why);
   }
-  /* Witness 1: the reply echoes the cookie and the byte count. */
+  return S3RDMA_OK;
+}
+
+/* Witness 1: the READY reply echoes the cookie and the byte count. */
+static void witness_reply(const struct rc_xfer *t, const struct s3_resp *r,
+                          struct s3rdma_outcome *o)
+{
+  const struct s3rdma_xfer *x = t->x;
+  char v[160], stoken[89];
+  uint64_t n64;
+  int code;
+
   o->reply_ok = 1;
-  if(s3_resp_header(&r, S3RDMA_H_REPLY, v, sizeof(v)) >= 0) {
+  if(s3_resp_header(r, S3RDMA_H_REPLY, v, sizeof(v)) >= 0) {
     if(s3rdma_reply_parse(v, &code, stoken) ||
        !s3rdma_reply_ok(x->put, x->has_offset || x->part > 0, code))
       o->reply_ok = 0;
     o->rdma_reply = code;
   }
   else
-    o->rdma_reply = (int)r.status;
-  if(s3_resp_header(&r, S3RDMA_H_COOKIE, v, sizeof(v)) < 0 ||
-     s3rdma_parse_hex(v, 8, &n64) || n64 != cookie)
+    o->rdma_reply = (int)r->status;
+  if(s3_resp_header(r, S3RDMA_H_COOKIE, v, sizeof(v)) < 0 ||
+     s3rdma_parse_hex(v, 8, &n64) || n64 != t->cookie)
     o->reply_ok = 0;
   /* x-amz-rdma-bytes-transferred absent: the whole size moved */
   o->bytes_reported = x->size;
-  if(s3_resp_header(&r, S3RDMA_H_BYTES, v, sizeof(v)) >= 0)
+  if(s3_resp_header(r, S3RDMA_H_BYTES, v, sizeof(v)) >= 0)
     o->bytes_reported = s3rdma_parse_dec(v, &n64) ? 0 : n64;
   if(o->bytes_reported != x->size)
     o->reply_ok = 0;
-  if(x->put && s3_resp_header(&r, S3RDMA_H_ETAG, o->etag,
+  if(x->put && s3_resp_header(r, S3RDMA_H_ETAG, o->etag,
                               sizeof(o->etag)) < 0)
-    (void)s3_resp_header(&r, "etag", o->etag, sizeof(o->etag));
-  s3_resp_free(&r);
+    (void)s3_resp_header(r, "etag", o->etag, sizeof(o->etag));
+}
 
-  /* Witness 2: our completion (GET: the IMM with the cookie). */
-  n = verbs_poll(rc->cq, &wc, 1, rc->landing_grace_ns);
+/* Witness 2: our completion (GET: the IMM with the cookie); then the
+ * verdict on both witnesses. */
+static enum s3rdma_status witness_landing(const struct rc_xfer *t,
+                                          uint64_t t0,
+                                          struct s3rdma_outcome *o)
+{
+  struct s3rdma_rc *rc = t->rc;
+  const struct s3rdma_xfer *x = t->x;
+  struct ibv_wc wc;
+  char why[320];
+  int n = verbs_poll(rc->cq, &wc, 1, rc->landing_grace_ns);
+
   o->step = "data";
   if(n < 0 && n != -VERBS_ETIMEDOUT && n != -VERBS_ESTOPPED)
     return fail(o, "data", "%s", verbs_errmsg());
@@ -423,7 +461,8 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
     o->bytes_landed = wc.byte_len;
     o->landed_ok = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
                    (wc.wc_flags & IBV_WC_WITH_IMM) &&
-                   ntohl(wc.imm_data) == cookie && wc.byte_len == x->size;
+                   ntohl(wc.imm_data) == t->cookie &&
+                   wc.byte_len == x->size;
   }
   o->total_ns = strata_now_ns() - t0;
   if(!o->reply_ok || !o->landed_ok)
@@ -434,7 +473,43 @@ enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
                 (unsigned long long)x->size, o->landed_ok ? "ok" : "wrong",
                 (unsigned long long)o->bytes_landed,
                 x->put ? "n/a" :
-                (ntohl(wc.imm_data) == cookie ? "= cookie" : "!= cookie"));
+                (ntohl(wc.imm_data) == t->cookie ? "= cookie" : "!= cookie"));
   o->step = "done";
   return o->status = S3RDMA_OK;
+}
+
+enum s3rdma_status s3rdma_rc_transfer(struct s3rdma_rc *rc,
+                                      const struct s3rdma_xfer *x,
+                                      struct s3rdma_outcome *o)
+{
+  struct rc_xfer t;
+  struct s3_resp r;
+  uint64_t t0 = strata_now_ns();
+  enum s3rdma_status st;
+
+  memset(o, 0, sizeof(*o));
+  memset(&t, 0, sizeof(t));
+  t.rc = rc;
+  t.x = x;
+  t.psn = verbs_random_psn();
+  t.cookie = random_u32();
+  t.laddr = (uint64_t)(uintptr_t)x->buf->mr->addr + x->buf_off;
+  o->step = "prepare";
+  if(x->size < 1 || x->size > S3RDMA_SIZE_MAX ||
+     x->buf_off + x->size > x->buf->len)
+    return fail(o, "prepare", "size %llu does not fit 1..2^31-1 or the "
+                "buffer", (unsigned long long)x->size);
+  if(s3rdma_target_build(x->bucket, x->key, x->part, x->upload_id,
+                         t.target, sizeof(t.target)))
+    return fail(o, "prepare", "object name too long");
+  if(qp_reset(rc))
+    return fail(o, "connect", "cannot reset the QP");
+  rc->used = 1;
+  if((st = prepare(&t, o)) != S3RDMA_OK ||
+     (st = connect_qp(&t, o)) != S3RDMA_OK ||
+     (st = ready(&t, o, &r)) != S3RDMA_OK)
+    return st;
+  witness_reply(&t, &r, o);
+  s3_resp_free(&r);
+  return witness_landing(&t, t0, o);
 }

@@ -158,40 +158,196 @@ static int http_xfer(struct worker *w, int put, const char *key, int part,
   return rc;
 }
 
+/* One task: which object (and part, range), its key and pattern seed. */
+struct task {
+  int obj, part, put, ranged;
+  uint64_t off, len, seed;
+  const char *upload_id;
+  char key[512];
+};
+
+static void plan(const struct worker *w, int t, struct task *k)
+{
+  const struct shared *sh = w->sh;
+  const struct s3rdma_run_opts *o = sh->o;
+
+  memset(k, 0, sizeof(*k));
+  k->put = o->op != S3RDMA_OP_GET;
+  k->len = o->size;
+  if(o->op == S3RDMA_OP_MULTIPART) {
+    k->obj = t / sh->nparts;
+    k->part = t % sh->nparts + 1;
+    k->off = (uint64_t)(k->part - 1) * o->part_size;
+    k->len = o->size - k->off < o->part_size ? o->size - k->off
+                                             : o->part_size;
+    k->upload_id = sh->upload_id[k->obj];
+  }
+  else {
+    k->obj = t % o->objects;
+    if(o->op == S3RDMA_OP_GET && o->range_len) {
+      k->off = o->range_off;
+      k->len = o->range_len;
+      k->ranged = 1;
+    }
+  }
+  object_key(o, k->obj, k->key, sizeof(k->key));
+  k->seed = s3rdma_pattern_seed(o->seed, (uint64_t)k->obj);
+}
+
+/* Through cuObject: a token for the buffer, its form checked, the
+ * transfer; the outcome in *oc as the RC client would give it. */
+static void cuobj_xfer(struct worker *w, const struct task *k,
+                       struct s3rdma_outcome *oc)
+{
+  struct shared *sh = w->sh;
+  const struct s3rdma_run_opts *o = sh->o;
+  struct s3rdma_single q = {
+    .put = k->put, .bucket = o->bucket, .key = k->key, .part = k->part,
+    .upload_id = k->upload_id, .size = k->len, .offset = k->off,
+    .ranged = k->ranged
+  };
+  char why[300], *tok, form[S3RDMA_CUOBJ_DESC_LEN + 40];
+  void *bp = w->gpu ? w->gpu : w->mem;
+  memset(oc, 0, sizeof(*oc));
+  tok = s3rdma_cuobj_token(w->cuobj, bp, w->cap, 0, (size_t)k->len, k->put,
+                           why, sizeof(why));
+  /* the descriptor's form is checked before it is sent */
+  if(tok && s3rdma_cuobj_token_form(tok, o->contract,
+                                    (uint64_t)(uintptr_t)bp, k->len, form,
+                                    sizeof(form), why, sizeof(why))) {
+    free(tok);
+    tok = NULL;
+    snprintf(why + strlen(why), sizeof(why) - strlen(why),
+             " (cuMemObjGetRDMAToken gave no 81-char descriptor)");
+  }
+  if(tok)
+    note_token(sh, tok);
+  if(!tok) {
+    oc->status = S3RDMA_FAILED;
+    oc->step = "token";
+    snprintf(oc->error, sizeof(oc->error), "%s", why);
+  }
+  else {
+    q.token = form;
+    s3rdma_single_transfer(w->conn, &q, oc);
+    free(tok);
+    /* witness 2 for a GET is the byte check below; for a PUT the
+     * read-back: no completion is visible to a cuObject client */
+    oc->landed_ok = oc->status == S3RDMA_OK;
+    oc->bytes_landed = oc->status == S3RDMA_OK ? k->len : 0;
+  }
+}
+
+/* An RDMA outcome counted (a decline falls back to HTTP when allowed);
+ * 0, or -1 when the task failed (noted). */
+static int rdma_account(struct worker *w, const struct task *k,
+                        const struct s3rdma_outcome *oc, char *etag,
+                        size_t etaglen)
+{
+  struct shared *sh = w->sh;
+  char err[400];
+  /* one account for both RDMA providers: a cuObject outcome lands
+   * bytes_landed = len when OK, as the RC client reports them */
+  w->reply_ok += oc->reply_ok;
+  w->landed_ok += oc->landed_ok;
+  if(oc->status == S3RDMA_DECLINED) {
+    w->declined++;
+    if(!sh->o->http_fallback) {
+      note_error(sh, "%s %s: %s", k->put ? "PUT" : "GET", k->key,
+                 oc->error);
+      return -1;
+    }
+    if(http_xfer(w, k->put, k->key, k->part, k->upload_id, k->off, k->len,
+                 k->ranged, etag, err, sizeof(err))) {
+      w->failed++;
+      note_error(sh, "HTTP fallback: %s", err);
+      return -1;
+    }
+    w->fb_req++;
+    w->fb_bytes += k->len;
+  }
+  else if(oc->status != S3RDMA_OK) {
+    w->failed++;
+    note_error(sh, "%s %s: %s: %s", k->put ? "PUT" : "GET", k->key,
+               oc->step, oc->error);
+    return -1;
+  }
+  else {
+    w->bytes += oc->bytes_landed;
+    if(k->put)
+      w->put_b += oc->bytes_landed;
+    else
+      w->get_b += oc->bytes_landed;
+    snprintf(etag, etaglen, "%s", oc->etag);
+  }
+  return 0;
+}
+
+/* Over HTTP (GPU memory: through host memory, the copy counted in the
+ * operation); 0, or -1 when the task failed (noted). */
+static int http_task(struct worker *w, const struct task *k, char *etag)
+{
+  struct shared *sh = w->sh;
+  char err[400];
+  if(http_xfer(w, k->put, k->key, k->part, k->upload_id, k->off, k->len,
+               k->ranged, etag, err, sizeof(err))) {
+    w->failed++;
+    note_error(sh, "%s", err);
+    return -1;
+  }
+  if(w->gpu && !k->put &&
+     cuda_copy(w->gpu, buf_ptr(w), (size_t)k->len, err, sizeof(err))) {
+    w->failed++;
+    note_error(sh, "host -> GPU copy: %s", err);
+    return -1;
+  }
+  w->bytes += k->len;
+  return 0;
+}
+
+/* After the transfer: the part's ETag kept, a GET's bytes checked. */
+static void finish(struct worker *w, const struct task *k, const char *etag)
+{
+  struct shared *sh = w->sh;
+  if(k->part > 0) {
+    struct s3_part *p = &sh->parts[k->obj * sh->nparts + k->part - 1];
+    p->number = k->part;
+    snprintf(p->etag, sizeof(p->etag), "%s", etag);
+  }
+  if(!k->put && sh->o->verify) {
+    int64_t bad = s3rdma_pattern_check(buf_ptr(w), k->seed, k->off,
+                                       (size_t)k->len);
+    w->verified++;
+    if(bad >= 0) {
+      w->verify_errors++;
+      w->ok--;                  /* undone below: counted as failed */
+      w->failed++;
+      note_error(sh, "GET %s: RDMA not proven: the bytes that landed "
+                 "differ from the object at offset %llu", k->key,
+                 (unsigned long long)(k->off + (uint64_t)bad));
+    }
+  }
+  w->ok++;
+}
+
 static void one_task(struct worker *w, int t)
 {
   struct shared *sh = w->sh;
   const struct s3rdma_run_opts *o = sh->o;
-  int obj, part = 0, put = o->op != S3RDMA_OP_GET, ranged = 0;
-  uint64_t off = 0, len = o->size, seed, t0;
-  const char *upload_id = NULL;
-  char key[512], err[400], etag[80] = "";
+  struct task k;
+  uint64_t t0;
+  char err[400], etag[80] = "";
   struct s3rdma_outcome oc;
 
-  if(o->op == S3RDMA_OP_MULTIPART) {
-    obj = t / sh->nparts;
-    part = t % sh->nparts + 1;
-    off = (uint64_t)(part - 1) * o->part_size;
-    len = o->size - off < o->part_size ? o->size - off : o->part_size;
-    upload_id = sh->upload_id[obj];
-  }
-  else {
-    obj = t % o->objects;
-    if(o->op == S3RDMA_OP_GET && o->range_len) {
-      off = o->range_off;
-      len = o->range_len;
-      ranged = 1;
-    }
-  }
-  object_key(o, obj, key, sizeof(key));
-  seed = s3rdma_pattern_seed(o->seed, (uint64_t)obj);
-  if(put)
-    s3rdma_pattern_fill(buf_ptr(w), seed, off, (size_t)len);
+  plan(w, t, &k);
+  if(k.put)
+    s3rdma_pattern_fill(buf_ptr(w), k.seed, k.off, (size_t)k.len);
   else
-    memset(buf_ptr(w), 0, (size_t)len);
+    memset(buf_ptr(w), 0, (size_t)k.len);
   if(w->gpu && o->mode != S3RDMA_MODE_TCP &&
-     (put ? cuda_copy(w->gpu, buf_ptr(w), (size_t)len, err, sizeof(err)) :
-      cuda_memset(o->gpu_device, w->gpu, 0, (size_t)len, err,
+     (k.put ? cuda_copy(w->gpu, buf_ptr(w), (size_t)k.len, err,
+                        sizeof(err)) :
+      cuda_memset(o->gpu_device, w->gpu, 0, (size_t)k.len, err,
                   sizeof(err)))) {
     w->failed++;
     sh->res->gpu_copy_errors++;
@@ -202,133 +358,36 @@ static void one_task(struct worker *w, int t)
   t0 = strata_now_ns();
   /* HTTP with GPU memory: the object comes from / goes to the GPU
    * through host memory, and the copy is part of the operation */
-  if(w->gpu && o->mode == S3RDMA_MODE_TCP && put &&
-     cuda_copy(buf_ptr(w), w->gpu, (size_t)len, err, sizeof(err))) {
+  if(w->gpu && o->mode == S3RDMA_MODE_TCP && k.put &&
+     cuda_copy(buf_ptr(w), w->gpu, (size_t)k.len, err, sizeof(err))) {
     w->failed++;
     note_error(sh, "GPU -> host copy: %s", err);
     return;
   }
-  if(o->mode == S3RDMA_MODE_CUOBJ) {
-    struct s3rdma_single q = {
-      .put = put, .bucket = o->bucket, .key = key, .part = part,
-      .upload_id = upload_id, .size = len, .offset = off, .ranged = ranged
-    };
-    char why[300], *tok, form[S3RDMA_CUOBJ_DESC_LEN + 40];
-    void *bp = w->gpu ? w->gpu : w->mem;
-    memset(&oc, 0, sizeof(oc));
-    tok = s3rdma_cuobj_token(w->cuobj, bp, w->cap, 0, (size_t)len, put,
-                             why, sizeof(why));
-    /* the descriptor's form is checked before it is sent */
-    if(tok && s3rdma_cuobj_token_form(tok, o->contract,
-                                      (uint64_t)(uintptr_t)bp, len, form,
-                                      sizeof(form), why, sizeof(why))) {
-      free(tok);
-      tok = NULL;
-      snprintf(why + strlen(why), sizeof(why) - strlen(why),
-               " (cuMemObjGetRDMAToken gave no 81-char descriptor)");
-    }
-    if(tok)
-      note_token(sh, tok);
-    if(!tok) {
-      oc.status = S3RDMA_FAILED;
-      oc.step = "token";
-      snprintf(oc.error, sizeof(oc.error), "%s", why);
-    }
-    else {
-      q.token = form;
-      s3rdma_single_transfer(w->conn, &q, &oc);
-      free(tok);
-      /* witness 2 for a GET is the byte check below; for a PUT the
-       * read-back: no completion is visible to a cuObject client */
-      oc.landed_ok = oc.status == S3RDMA_OK;
-      oc.bytes_landed = oc.status == S3RDMA_OK ? len : 0;
-    }
-  }
+  if(o->mode == S3RDMA_MODE_CUOBJ)
+    cuobj_xfer(w, &k, &oc);
   if(o->mode == S3RDMA_MODE_RC) {
     struct s3rdma_xfer x = {
-      .put = put, .bucket = o->bucket, .key = key, .part = part,
-      .upload_id = upload_id, .size = len, .offset = off,
-      .has_offset = ranged, .buf = &w->vbuf, .buf_off = 0
+      .put = k.put, .bucket = o->bucket, .key = k.key, .part = k.part,
+      .upload_id = k.upload_id, .size = k.len, .offset = k.off,
+      .has_offset = k.ranged, .buf = &w->vbuf, .buf_off = 0
     };
     s3rdma_rc_transfer(&w->rc, &x, &oc);
   }
-  if(o->mode != S3RDMA_MODE_TCP) {
-    /* one account for both RDMA providers: a cuObject outcome lands
-     * bytes_landed = len when OK, as the RC client reports them */
-    w->reply_ok += oc.reply_ok;
-    w->landed_ok += oc.landed_ok;
-    if(oc.status == S3RDMA_DECLINED) {
-      w->declined++;
-      if(!o->http_fallback) {
-        note_error(sh, "%s %s: %s", put ? "PUT" : "GET", key, oc.error);
-        return;
-      }
-      if(http_xfer(w, put, key, part, upload_id, off, len, ranged, etag,
-                   err, sizeof(err))) {
-        w->failed++;
-        note_error(sh, "HTTP fallback: %s", err);
-        return;
-      }
-      w->fb_req++;
-      w->fb_bytes += len;
-    }
-    else if(oc.status != S3RDMA_OK) {
-      w->failed++;
-      note_error(sh, "%s %s: %s: %s", put ? "PUT" : "GET", key, oc.step,
-                 oc.error);
-      return;
-    }
-    else {
-      w->bytes += oc.bytes_landed;
-      if(put)
-        w->put_b += oc.bytes_landed;
-      else
-        w->get_b += oc.bytes_landed;
-      snprintf(etag, sizeof(etag), "%s", oc.etag);
-    }
-  }
-  else {
-    if(http_xfer(w, put, key, part, upload_id, off, len, ranged, etag, err,
-                 sizeof(err))) {
-      w->failed++;
-      note_error(sh, "%s", err);
-      return;
-    }
-    if(w->gpu && !put &&
-       cuda_copy(w->gpu, buf_ptr(w), (size_t)len, err, sizeof(err))) {
-      w->failed++;
-      note_error(sh, "host -> GPU copy: %s", err);
-      return;
-    }
-    w->bytes += len;
-  }
+  if(o->mode != S3RDMA_MODE_TCP
+       ? rdma_account(w, &k, &oc, etag, sizeof(etag))
+       : http_task(w, &k, etag))
+    return;
   (void)stats_add(&w->lat, (double)(strata_now_ns() - t0) / 1e6);
   /* RDMA into GPU memory: bring the bytes back to check them */
-  if(w->gpu && !put && o->verify && o->mode != S3RDMA_MODE_TCP &&
-     cuda_copy(buf_ptr(w), w->gpu, (size_t)len, err, sizeof(err))) {
+  if(w->gpu && !k.put && o->verify && o->mode != S3RDMA_MODE_TCP &&
+     cuda_copy(buf_ptr(w), w->gpu, (size_t)k.len, err, sizeof(err))) {
     w->failed++;
     sh->res->gpu_copy_errors++;
     note_error(sh, "GPU -> host copy for the check: %s", err);
     return;
   }
-  if(part > 0) {
-    struct s3_part *p = &sh->parts[obj * sh->nparts + part - 1];
-    p->number = part;
-    snprintf(p->etag, sizeof(p->etag), "%s", etag);
-  }
-  if(!put && o->verify) {
-    int64_t bad = s3rdma_pattern_check(buf_ptr(w), seed, off, (size_t)len);
-    w->verified++;
-    if(bad >= 0) {
-      w->verify_errors++;
-      w->ok--;                  /* undone below: counted as failed */
-      w->failed++;
-      note_error(sh, "GET %s: RDMA not proven: the bytes that landed "
-                 "differ from the object at offset %llu", key,
-                 (unsigned long long)(off + (uint64_t)bad));
-    }
-  }
-  w->ok++;
+  finish(w, &k, etag);
 }
 
 static void *worker_main(void *arg)

@@ -114,32 +114,174 @@ static enum verbs_code post_one(struct verbs_side *s,
   return verbs_fail(VERBS_EINVAL, "unknown operation");
 }
 
+/* What the loop keeps between passes: per QP the work requests posted,
+ * the completions seen (a signaled completion counts the unsignaled ones
+ * before it) and the ones posted since the last signaled one. */
+struct bw_state {
+  uint64_t posted[VERBS_MAX_QPS], done[VERBS_MAX_QPS];
+  uint64_t since_sig[VERBS_MAX_QPS];
+  uint64_t target;             /* per QP; 0 = by duration */
+  uint64_t last_progress;
+  int cq_mod;
+  int posting;
+};
+
+/* Fill every QP's send queue up to tx_depth (and the target). */
+static enum verbs_code post_more(struct verbs_side *s,
+                                 const struct verbs_test *t,
+                                 struct bw_state *b, int *busy)
+{
+  int more = 0;
+  for(int q = 0; q < s->nqp; q++) {
+    while(b->posted[q] - b->done[q] < (uint64_t)t->tx_depth &&
+          (!b->target || b->posted[q] < b->target)) {
+      int sig;
+      enum verbs_code rc;
+      b->since_sig[q]++;
+      sig = b->since_sig[q] >= (uint64_t)b->cq_mod ||
+            (b->target && b->posted[q] + 1 == b->target);
+      rc = post_one(s, t, q, (b->since_sig[q] << 16) | (uint64_t)q, sig);
+      if(rc)
+        return rc;
+      if(sig)
+        b->since_sig[q] = 0;
+      b->posted[q]++;
+      *busy = 1;
+    }
+    if(!b->target || b->posted[q] < b->target)
+      more = 1;
+  }
+  if(!more)
+    b->posting = 0;
+  return VERBS_OK;
+}
+
+/* The send completions there are now, counted and timed. */
+static enum verbs_code poll_send(struct verbs_side *s,
+                                 const struct verbs_test *t,
+                                 struct bw_state *b, struct verbs_outcome *o,
+                                 struct peak *pk, int *busy)
+{
+  struct ibv_wc wc[32];
+  uint64_t now;
+  int n = ibv_poll_cq(s->scq, 32, wc);
+  if(n < 0)
+    return verbs_fail(VERBS_ESYS, "ibv_poll_cq (send): %d", n);
+  if(n == 0)
+    return VERBS_OK;
+  now = strata_now_ns();
+  for(int i = 0; i < n; i++) {
+    int q = (int)(wc[i].wr_id & 0xffff);
+    uint64_t cnt = wc[i].wr_id >> 16;
+    enum verbs_code rc =
+      verbs_wc_check(&wc[i], t->op == VERBS_OP_READ ? "RDMA READ"
+                     : t->op == VERBS_OP_WRITE ? "RDMA WRITE"
+                     : "SEND");
+    if(rc)
+      return rc;
+    b->done[q] += cnt;
+    o->msgs += cnt;
+  }
+  o->t_last_ns = now;
+  b->last_progress = now;
+  peak_add(pk, now, o->msgs * t->size);
+  *busy = 1;
+  return VERBS_OK;
+}
+
+/* The receive completions there are now, each buffer posted again. */
+static enum verbs_code poll_recv(struct verbs_side *s,
+                                 const struct verbs_test *t,
+                                 struct bw_state *b, struct verbs_outcome *o,
+                                 int *busy)
+{
+  struct ibv_wc wc[32];
+  int n = ibv_poll_cq(s->rcq, 32, wc);
+  if(n < 0)
+    return verbs_fail(VERBS_ESYS, "ibv_poll_cq (recv): %d", n);
+  for(int i = 0; i < n; i++) {
+    int q = (int)wc[i].wr_id;
+    enum verbs_code rc = verbs_wc_check(&wc[i], "RECV");
+    if(rc)
+      return rc;
+    o->recvs++;
+    rc = verbs_post_recv(s->qp[q], (uint64_t)q, laddr(s, q, 0),
+                         (uint32_t)t->size, s->buf.mr->lkey);
+    if(rc)
+      return rc;
+  }
+  if(n > 0) {
+    b->last_progress = strata_now_ns();
+    *busy = 1;
+  }
+  return VERBS_OK;
+}
+
+/* Every send completed and every receive in (or, by duration, the stop). */
+static int finished(const struct verbs_side *s, const struct bw_state *b,
+                    const struct verbs_outcome *o, uint64_t expect_recv,
+                    int send, int recv, volatile int *stop)
+{
+  int send_done = 1, recv_done = 1;
+  if(send) {
+    if(b->posting)
+      send_done = 0;
+    else
+      for(int q = 0; q < s->nqp; q++)
+        if(b->done[q] + b->since_sig[q] < b->posted[q]) {
+          send_done = 0;
+          break;
+        }
+  }
+  /* by count when there is one (a stop may come before the last
+   * receive completions are polled), else by the stop */
+  if(recv)
+    recv_done = b->target ? o->recvs >= expect_recv : *stop;
+  if(send_done && recv_done)
+    return 1;
+  return !send && !recv && *stop;
+}
+
+static enum verbs_code no_completion(const struct verbs_side *s,
+                                     const struct verbs_test *t,
+                                     const struct bw_state *b,
+                                     const struct verbs_outcome *o)
+{
+  uint64_t p = 0, d = 0;
+  for(int q = 0; q < s->nqp; q++) {
+    p += b->posted[q];
+    d += b->done[q];
+  }
+  return verbs_fail(VERBS_ETIMEDOUT, "no completion for %.1f s "
+                    "(posted %llu, completed %llu, received %llu)",
+                    t->timeout_s, (unsigned long long)p,
+                    (unsigned long long)d, (unsigned long long)o->recvs);
+}
+
 static enum verbs_code loop(struct verbs_side *s, const struct verbs_test *t,
                             int send, int recv, volatile int *stop,
                             struct verbs_outcome *o, struct peak *pk)
 {
-  uint64_t posted[VERBS_MAX_QPS] = {0}, done[VERBS_MAX_QPS] = {0};
-  uint64_t since_sig[VERBS_MAX_QPS] = {0};
-  uint64_t target = t->iters;            /* per QP; 0 = by duration */
+  struct bw_state b;
   uint64_t expect_recv = t->iters * (uint64_t)s->nqp;
   uint64_t timeout_ns = (uint64_t)(t->timeout_s * 1e9);
-  uint64_t now, deadline = 0, last_progress, dur_ns;
-  int cq_mod = t->cq_mod < 1 ? 1 : t->cq_mod;
-  int posting = send;
+  uint64_t now, deadline = 0;
   unsigned spins = 0;
   double cpu0 = thread_cpu_s();
-  struct ibv_wc wc[32];
   enum verbs_code rc = VERBS_OK;
 
-  if(cq_mod > t->tx_depth)
-    cq_mod = t->tx_depth;
-  dur_ns = (uint64_t)(t->duration_s * 1e9);
+  memset(&b, 0, sizeof(b));
+  b.target = t->iters;
+  b.cq_mod = t->cq_mod < 1 ? 1 : t->cq_mod;
+  b.posting = send;
+  if(b.cq_mod > t->tx_depth)
+    b.cq_mod = t->tx_depth;
   now = strata_now_ns();
   o->t_first_ns = now;
   o->t_last_ns = now;
-  last_progress = now;
-  if(!target)
-    deadline = now + dur_ns;
+  b.last_progress = now;
+  if(!b.target)
+    deadline = now + (uint64_t)(t->duration_s * 1e9);
   if(!send && !recv) {
     /* passive far end of WRITE/READ: nothing to poll; do not take a CPU
      * from the NIC (software RoCE runs on the same cores) */
@@ -153,124 +295,33 @@ static enum verbs_code loop(struct verbs_side *s, const struct verbs_test *t,
 
   for(;;) {
     int busy = 0;
-    if(posting) {
-      int more = 0;
-      for(int q = 0; q < s->nqp; q++) {
-        while(posted[q] - done[q] < (uint64_t)t->tx_depth &&
-              (!target || posted[q] < target)) {
-          int sig;
-          since_sig[q]++;
-          sig = since_sig[q] >= (uint64_t)cq_mod ||
-                (target && posted[q] + 1 == target);
-          rc = post_one(s, t, q, (since_sig[q] << 16) | (uint64_t)q, sig);
-          if(rc)
-            return rc;
-          if(sig)
-            since_sig[q] = 0;
-          posted[q]++;
-          busy = 1;
-        }
-        if(!target || posted[q] < target)
-          more = 1;
-      }
-      if(!more)
-        posting = 0;
-    }
-    if(send) {
-      int n = ibv_poll_cq(s->scq, 32, wc);
-      if(n < 0)
-        return verbs_fail(VERBS_ESYS, "ibv_poll_cq (send): %d", n);
-      if(n > 0) {
-        now = strata_now_ns();
-        for(int i = 0; i < n; i++) {
-          int q = (int)(wc[i].wr_id & 0xffff);
-          uint64_t cnt = wc[i].wr_id >> 16;
-          rc = verbs_wc_check(&wc[i], t->op == VERBS_OP_READ ? "RDMA READ"
-                              : t->op == VERBS_OP_WRITE ? "RDMA WRITE"
-                              : "SEND");
-          if(rc)
-            return rc;
-          done[q] += cnt;
-          o->msgs += cnt;
-        }
-        o->t_last_ns = now;
-        last_progress = now;
-        peak_add(pk, now, o->msgs * t->size);
-        busy = 1;
-      }
-    }
-    if(recv) {
-      int n = ibv_poll_cq(s->rcq, 32, wc);
-      if(n < 0)
-        return verbs_fail(VERBS_ESYS, "ibv_poll_cq (recv): %d", n);
-      for(int i = 0; i < n; i++) {
-        int q = (int)wc[i].wr_id;
-        rc = verbs_wc_check(&wc[i], "RECV");
-        if(rc)
-          return rc;
-        o->recvs++;
-        rc = verbs_post_recv(s->qp[q], (uint64_t)q, laddr(s, q, 0),
-                             (uint32_t)t->size, s->buf.mr->lkey);
-        if(rc)
-          return rc;
-      }
-      if(n > 0) {
-        last_progress = strata_now_ns();
-        busy = 1;
-      }
-    }
-
-    /* done? */
-    {
-      int send_done = 1, recv_done = 1;
-      if(send) {
-        if(posting)
-          send_done = 0;
-        else
-          for(int q = 0; q < s->nqp; q++)
-            if(done[q] + since_sig[q] < posted[q]) {
-              send_done = 0;
-              break;
-            }
-      }
-      /* by count when there is one (a stop may come before the last
-       * receive completions are polled), else by the stop */
-      if(recv)
-        recv_done = target ? o->recvs >= expect_recv : *stop;
-      if(send_done && recv_done)
-        break;
-      if(!send && !recv && *stop)
-        break;
-    }
+    if(b.posting && (rc = post_more(s, t, &b, &busy)))
+      return rc;
+    if(send && (rc = poll_send(s, t, &b, o, pk, &busy)))
+      return rc;
+    if(recv && (rc = poll_recv(s, t, &b, o, &busy)))
+      return rc;
+    if(finished(s, &b, o, expect_recv, send, recv, stop))
+      break;
     /* the clock every 64 passes, busy or idle: an idle pass is one
      * ibv_poll_cq, and a clock read can cost ten of them (~1.1 us on a
      * TCG guest's HPET); completions above are timed when they come */
     if(++spins & 63)
       continue;
     now = strata_now_ns();
-    if(!busy && now - last_progress > VERBS_YIELD_NS)
+    if(!busy && now - b.last_progress > VERBS_YIELD_NS)
       sched_yield();
-    if(posting && deadline && now >= deadline)
-      posting = 0;
+    if(b.posting && deadline && now >= deadline)
+      b.posting = 0;
     if(strata_stop_flag)
       return verbs_fail(VERBS_ESTOPPED, "interrupted");
     /* told to stop while receives are missing: the sender is done or
      * gone; give stragglers a second, then end with what arrived */
-    if(recv && !send && *stop && now - last_progress > 1000000000ull)
+    if(recv && !send && *stop && now - b.last_progress > 1000000000ull)
       break;
-    if(timeout_ns && now - last_progress > timeout_ns &&
-       (send || (recv && target))) {
-      uint64_t p = 0, d = 0;
-      for(int q = 0; q < s->nqp; q++) {
-        p += posted[q];
-        d += done[q];
-      }
-      return verbs_fail(VERBS_ETIMEDOUT, "no completion for %.1f s "
-                        "(posted %llu, completed %llu, received %llu)",
-                        t->timeout_s, (unsigned long long)p,
-                        (unsigned long long)d,
-                        (unsigned long long)o->recvs);
-    }
+    if(timeout_ns && now - b.last_progress > timeout_ns &&
+       (send || (recv && b.target)))
+      return no_completion(s, t, &b, o);
   }
   o->bytes = o->msgs * t->size;
   o->cpu_s = thread_cpu_s() - cpu0;
