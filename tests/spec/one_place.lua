@@ -11,7 +11,8 @@
 --     and every shipped test is judged by at least one criterion (a test
 --     with none would be decided by its run alone);
 --  3. read as text, no `fail(` call sits under a condition that compares
---     with a number other than 0 or reads the site file (a limit in code),
+--     with a number other than 0, compares two measurements, acts on a
+--     computed verdict or reads the site file (a limit in code),
 --     and no spec compares a measurement with a decimal literal or keeps a
 --     decimal default (`x >= 1.10`, `ratio or 0.9`), nor reads the site
 --     keys that held rules before (s3rdma.benefit, vllm.e5_rule,
@@ -115,6 +116,13 @@ local function rule_in(cond)
     end
   end
   if cond:find("site") then return "reads the site file" end
+  -- a measurement against another (x < y): a limit that is a metric
+  if cond:find("[%w_%]%)]%s*[<>]=?%s*[%a_]") then
+    return "compares two measurements"
+  end
+  -- a verdict computed in code (p.verdict ~= "PROVEN"): the criterion on
+  -- the fact (<phase>.proven) is the one that decides
+  if cond:find("verdict%s*[~=]=") then return "acts on a computed verdict" end
   if cond:find("or%s+%d") then return "a number as default" end
 end
 
@@ -193,6 +201,11 @@ local cases = {
   { "local size = s.size or 4096", true, 0 },
   { "t.note((\"x%.2f\"):format(v))", true, 0 },
   { "local rule = (t.site.vllm or {}).e5_rule or {}", true, 1 },
+  -- the side doors issue 26 closed last (lib/s3rdma.lua, specs/s3/E2.lua)
+  { "if p.verdict == \"DECLINED\" then\n  t.fail(\"DECLINED: \" .. p.reason)\nend", false, 1 },
+  { "if a then x = 1\nelseif p.verdict ~= \"PROVEN\" then\n  t.fail(p.reason)\nend", false, 1 },
+  { "if m.w and m.recv_bytes < m.write_bytes then\n  t.fail(\"fewer\")\nend", false, 1 },
+  { "if #xs > 0 then\n  t.fail(\"none\")\nend", false, 0 },
 }
 for _, k in ipairs(cases) do
   local got = planted(k[1], k[2])
