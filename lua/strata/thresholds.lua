@@ -431,24 +431,28 @@ function M.check_site_ref(c, site, example)
   if l.kind ~= "ref" or not l.site then return end
   local parent, last = l.site:match("^(.*)%.([^.]+)$")
   local v = M.site_get(site, l.site)
+  -- a WARN band is named as it is written and --set: metric.warn.op
+  local band = c.band == "warn" and "warn." or ""
   if v == nil then
     if parent and type(M.site_get(site, parent)) == "table" then
       -- a key specs/site.example.yaml documents is an expectation this
       -- site does not give: not judged, a warning; any other is a typo
       if example and M.site_get(example, l.site) ~= nil then
-        return ("%s: %s.%s is not judged: site.%s has no key '%s'"):format(
-          c.source, c.id, c.metric, parent, last)
+        return ("%s: %s.%s%s is not judged: site.%s has no key '%s'"):format(
+          c.source, c.id, c.metric, band ~= "" and (".warn." .. c.op) or "",
+          parent, last)
       end
-      spec.error(c.source, "%s.%s.%s: site.%s is not in the site file (site.%s "
+      spec.error(c.source, "%s.%s.%s%s: site.%s is not in the site file (site.%s "
                  .. "has no key '%s', nor does specs/site.example.yaml)", c.id,
-                 c.metric, c.op, l.site, parent, last)
+                 c.metric, band, c.op, l.site, parent, last)
     end
-    return ("%s: %s needs site.%s, absent from the site file"):format(
-      c.source, c.id, l.site)
+    return ("%s: %s%s needs site.%s, absent from the site file"):format(
+      c.source, c.id, band ~= "" and ("." .. c.metric .. ".warn." .. c.op) or "",
+      l.site)
   end
   if (l.factor ~= 1 or c.op == "min" or c.op == "max") and not is_number(v) then
-    spec.error(c.source, "%s.%s.%s: site.%s is %s, not a number", c.id,
-               c.metric, c.op, l.site, type(v) == "string" and ("%q"):format(v)
+    spec.error(c.source, "%s.%s.%s%s: site.%s is %s, not a number", c.id,
+               c.metric, band, c.op, l.site, type(v) == "string" and ("%q"):format(v)
                or type(v))
   end
 end

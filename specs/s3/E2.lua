@@ -14,7 +14,8 @@
 -- site.aistor.{object_mb, concurrency, duration}   the load (64 MiB x 16, 30 s)
 -- site.aistor.witness_metrics_url   optional: the receiving node's
 --   exposition; its minio_system_network_internode_recv_bytes_total must
---   have grown by at least the RDMA bytes the sender counts (the lab's
+--   have grown by at least the RDMA bytes the sender counts (measured as
+--   witness_shortfall_bytes, judged by E2.witness_received; the lab's
 --   reference peer counts exactly the shard bytes it received and
 --   verified; a real AIStor counts all its inter-node bytes there, so
 --   on a real site this is only a lower bound)
@@ -89,18 +90,21 @@ test {
     if w0 then w1, werr = witness() end
     if werr then
       -- no witness, no proof: a peer that died cannot vouch for anything
-      t.fail(("the witness %s could not be read: %s"):format(
+      -- (witness "unreadable": E2.witness_received fails on it)
+      t.note(("the witness %s could not be read: %s"):format(
         a.witness_metrics_url, werr))
     elseif w1 then
-      -- the receiving node's own count: the sender's word is not enough
+      -- the receiving node's own count: the sender's word is not enough;
+      -- the criterion E2.witness_received (specs/thresholds.yaml) judges
+      -- the shortfall (bytes the sender counts that the witness did not)
       m.witness_recv_bytes = w1 - w0
       rows[#rows + 1] = { WITNESS .. " (witness: the peer)", m.witness_recv_bytes }
-      if m.rdma_write_bytes and m.witness_recv_bytes < m.rdma_write_bytes then
-        t.fail(("the witness (%s) received and verified %.0f bytes, fewer than "
-                .. "the %.0f the server counts as RDMA-written"):format(
-                a.witness_metrics_url, m.witness_recv_bytes, m.rdma_write_bytes))
+      if m.rdma_write_bytes then
+        m.witness_shortfall_bytes = math.max(0, m.rdma_write_bytes - m.witness_recv_bytes)
       end
     end
+    m.witness = not a.witness_metrics_url and "n/a" or werr and "unreadable"
+                or "read"
     table.sort(rows, function(x, y) return x[1] < y[1] end)
     t.table("AIStor inter-node RDMA counters (delta over the load)",
             { "metric", "delta" }, rows)

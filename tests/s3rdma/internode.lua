@@ -59,8 +59,10 @@ if want == "pass" then
 elseif want == "lie" then
   -- the server doubles its count: only the witness can tell
   check(r.status == "FAIL", "FAIL")
-  check(reason:find("the witness", 1, true) and reason:find("fewer than", 1, true),
-        "the witness caught the inflated count")
+  -- judged by the criterion E2.witness_received (specs/thresholds.yaml)
+  check(n("witness_shortfall_bytes") > 0 and
+        reason:find("witness_shortfall_bytes", 1, true),
+        "the witness caught the inflated count (criterion witness_received)")
   check(n("rdma_errors") == 0, "no error counted: the lie is in the bytes")
 elseif want == "fallback" then
   -- shards larger than a slab: every one over TCP, counted, still verified
@@ -79,7 +81,8 @@ elseif want == "absent" then
   check(r.status == "FAIL", "FAIL")
   check(n("rdma_errors") > 0, "errors counted")
   check(n("rdma_write_bytes") == 0, "no RDMA bytes")
-  check(reason:find("witness", 1, true), "the unreadable witness is named")
+  check(m.witness == "unreadable" and reason:find("witness = unreadable", 1, true),
+        "the unreadable witness is named")
 else
   error("unknown WANT " .. tostring(want))
 end

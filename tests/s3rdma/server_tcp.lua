@@ -96,12 +96,39 @@ local get1 = { ok = 1, requests = 1, reply_ok = 1, landed_ok = 1,
 local put1 = { ok = 1, requests = 1, reply_ok = 1, landed_ok = 1,
                rdma_get_bytes = 0, rdma_put_bytes = 100 }
 local z = { read_bytes = 0, write_bytes = 0 }
-check(r.prove(get1, z, { read_bytes = 100, write_bytes = 0 }).verdict
-      == "PROVEN", "GET proven by read_bytes")
-check(r.prove(get1, z, { read_bytes = 0, write_bytes = 100 }).verdict
-      == "NOT PROVEN", "GET counted in write_bytes: not proven")
-check(r.prove(put1, z, { read_bytes = 0, write_bytes = 100 }).verdict
-      == "PROVEN", "PUT proven by write_bytes")
+-- prove measures the counter gap (relative), the criterion
+-- "*.counter_gap" (specs/thresholds.yaml) judges it
+local pg = r.prove(get1, z, { read_bytes = 100, write_bytes = 0 })
+check(pg.verdict == "PROVEN" and pg.counter_gap == 0 and
+      pg.counters == "match", "GET proven by read_bytes, gap 0")
+local pw = r.prove(get1, z, { read_bytes = 0, write_bytes = 100 })
+check(pw.counter_gap == 100 and pw.counters == "gap",
+      "GET counted in write_bytes: gap 100 (" .. tostring(pw.counter_gap) .. ")")
+local pl = r.prove(get1, z, { read_bytes = 101, write_bytes = 0 })
+check(math.abs(pl.counter_gap - 0.01) < 1e-12, "1 % over: gap 0.01 ("
+      .. tostring(pl.counter_gap) .. ")")
+local pp = r.prove(put1, z, { read_bytes = 0, write_bytes = 100 })
+check(pp.verdict == "PROVEN" and pp.counter_gap == 0,
+      "PUT proven by write_bytes, gap 0")
+-- the shipped criterion judges those gaps: 0 passes, 0.01 and 100 fail
+local th = require "strata.thresholds"
+local shipped = require("strata.setup").load {
+  paths = { STRATA_HOME .. "/specs/s3rdma" },
+  thresholds = STRATA_HOME .. "/specs/thresholds.yaml" }
+local gapc = {}
+for _, c in ipairs(shipped.criteria) do
+  if c.id == "E3" and c.metric == "*.counter_gap" then gapc[#gapc + 1] = c end
+end
+check(#gapc == 1 and tostring(gapc[1].source):find("thresholds.yaml:%d+$"),
+      "E3's counter_gap criterion is on the Thresholds sheet ("
+      .. tostring(gapc[1] and gapc[1].source) .. ")")
+local function gap_ok(v)
+  local cks = th.judge(gapc, { metrics = { ["get.counter_gap"] = v } })
+  return #cks == 1 and cks[1].ok
+end
+check(gap_ok(pg.counter_gap) and not gap_ok(pl.counter_gap) and
+      not gap_ok(pw.counter_gap), "the shipped criterion: gap 0 passes, "
+      .. "0.01 and 100 fail")
 local pa = r.prove(get1, c404, c404)
 check(pa.verdict == "NOT PROVEN" and pa.counters == "absent" and
       pa.reason:find("404", 1, true), "absent counters: NOT PROVEN, why: "

@@ -137,6 +137,36 @@ check(all(r.get("source", "").startswith(("specs/thresholds.yaml:",
           for r in rows),
       "every shipped criterion's source is specs/thresholds.yaml or a pack")
 
+# a WARN band's site reference is named as it is written (metric.warn.op)
+# in every message check_site_ref gives: a typo (exit 2), a value that is
+# no number (exit 2), a site without the parent table (a warning)
+def check_run(yaml_text, site_text):
+    t = os.path.join(work, "tw.yaml")
+    with open(t, "w") as f:
+        f.write(yaml_text)
+    s = os.path.join(work, "sw.yaml")
+    with open(s, "w") as f:
+        f.write(site_text)
+    p = subprocess.run([STRATA, "check", spec, "--thresholds", t, "--site", s],
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stderr, t
+
+
+band = 'X1:\n  bw: { min: 5, warn: { min: "site.net.%s" } }\n'
+rc, err, tw = check_run(band % "rat", "net: { rate: 10 }\n")
+check(rc == 2 and "%s:2: X1.bw.warn.min: site.net.rat is not in the site "
+      "file" % tw in err, "a WARN band's typo names bw.warn.min: %s" % err)
+rc, err, tw = check_run(band % "rate", "net: { rate: fast }\n")
+check(rc == 2 and 'X1.bw.warn.min: site.net.rate is "fast", not a number'
+      in err, "a WARN band's non-number names bw.warn.min: %s" % err)
+rc, err, tw = check_run(band % "rate", "other: 1\n")
+check(rc == 0 and "X1.bw.warn.min needs site.net.rate, absent from the "
+      "site file" in err, "a WARN band's absent site key names bw.warn.min: "
+      "%s" % err)
+rc, err, tw = check_run('X1:\n  bw: { min: "site.net.rate" }\n', "other: 1\n")
+check(rc == 0 and "X1 needs site.net.rate, absent" in err,
+      "a FAIL limit's message keeps its form: %s" % err)
+
 # a bad option is a usage error (exit 2)
 p = subprocess.run([STRATA, "check", "--criteria=yes"], capture_output=True,
                    text=True, timeout=60)

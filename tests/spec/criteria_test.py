@@ -430,6 +430,28 @@ class RecordOnly(Tmp):
         props = {x.get("name"): x.get("value") for x in case.find("properties")}
         self.assertEqual(props, {"strata.status": "FAIL",
                                  "strata.record_only": "true"})
+        # Prometheus: a record-only FAIL is 0 like any FAIL, and the label
+        # (and the run's count) say it gated nothing; R2 gates, no label
+        prom = self.path("b.prom")
+        q = strata("report", self.path("b.jsonl"), "-o", self.path("bb.xlsx"),
+                   "--prometheus", prom)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        with open(prom) as f:
+            text = f.read()
+        for tid in ("R1", "R3"):
+            self.assertRegex(text, r'strata_test_pass\{host="[^"]*",layer="host",'
+                             r'record_only="true",status="FAIL",test="%s"\} 0\n' % tid)
+        self.assertRegex(text, r'strata_test_pass\{host="[^"]*",layer="verbs",'
+                         r'status="PASS",test="R2"\} 1\n')
+        self.assertRegex(text, r'strata_run_record_only\{host="[^"]*"\} 2\n')
+        self.assertRegex(text, r'strata_run_verdict\{host="[^"]*",'
+                         r'verdict="PASS"\} 1\n')
+        promtool = os.environ.get("PROMTOOL") or shutil.which("promtool")
+        if promtool:
+            with open(prom) as f:
+                r = subprocess.run([promtool, "check", "metrics"], stdin=f,
+                                   capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         # --no-gate: every test record only, verdict RECORDED, exit 0
         p, tests, doc = self.run_rec("c", "--no-gate")
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -11,13 +11,16 @@
 --     and every shipped test is judged by at least one criterion (a test
 --     with none would be decided by its run alone);
 --  3. read as text, no `fail(` call sits under a condition that compares
---     with a number other than 0 or reads the site file (a limit in code),
+--     with a number other than 0, compares two measurements, acts on a
+--     computed verdict or reads the site file (a limit in code),
 --     and no spec compares a measurement with a decimal literal or keeps a
 --     decimal default (`x >= 1.10`, `ratio or 0.9`), nor reads the site
 --     keys that held rules before (s3rdma.benefit, vllm.e5_rule,
 --     nccl.pair_ratio): the idioms of a rule written in a spec's run;
 --  4. the detectors of 3 fire on planted texts (so a silent pass of 3
---     means the tree is clean, not that the scan is blind).
+--     means the tree is clean, not that the scan is blind);
+--  5. the criteria that replaced the last side doors (the s3rdma counter
+--     witness's tolerance, E2's witness count) judge as the code did.
 -- Run: strata lua one_place.lua  (STRATA_HOME is the source tree).
 local setup = require "strata.setup"
 local thresholds = require "strata.thresholds"
@@ -115,6 +118,13 @@ local function rule_in(cond)
     end
   end
   if cond:find("site") then return "reads the site file" end
+  -- a measurement against another (x < y): a limit that is a metric
+  if cond:find("[%w_%]%)]%s*[<>]=?%s*[%a_]") then
+    return "compares two measurements"
+  end
+  -- a verdict computed in code (p.verdict ~= "PROVEN"): the criterion on
+  -- the fact (<phase>.proven) is the one that decides
+  if cond:find("verdict%s*[~=]=") then return "acts on a computed verdict" end
   if cond:find("or%s+%d") then return "a number as default" end
 end
 
@@ -193,6 +203,11 @@ local cases = {
   { "local size = s.size or 4096", true, 0 },
   { "t.note((\"x%.2f\"):format(v))", true, 0 },
   { "local rule = (t.site.vllm or {}).e5_rule or {}", true, 1 },
+  -- the side doors issue 26 closed last (lib/s3rdma.lua, specs/s3/E2.lua)
+  { "if p.verdict == \"DECLINED\" then\n  t.fail(\"DECLINED: \" .. p.reason)\nend", false, 1 },
+  { "if a then x = 1\nelseif p.verdict ~= \"PROVEN\" then\n  t.fail(p.reason)\nend", false, 1 },
+  { "if m.w and m.recv_bytes < m.write_bytes then\n  t.fail(\"fewer\")\nend", false, 1 },
+  { "if #xs > 0 then\n  t.fail(\"none\")\nend", false, 0 },
 }
 for _, k in ipairs(cases) do
   local got = planted(k[1], k[2])
@@ -202,6 +217,41 @@ for _, k in ipairs(cases) do
   end
 end
 print(("ok   detectors checked on %d planted texts"):format(#cases))
+
+-- 5: the criteria that took over the last side doors (lib/s3rdma.lua's
+-- counter tolerance and t.fail, specs/s3/E2.lua's witness comparison)
+-- judge as the code did, from specs/thresholds.yaml.
+do
+  local s = setup.load { paths = { root .. "/specs" }, thresholds = tfile }
+  local function judged(id, metric, metrics)
+    for _, c in ipairs(s.criteria) do
+      if c.id == id and c.metric == metric then
+        local all = true
+        for _, ck in ipairs(thresholds.judge({ c }, { metrics = metrics })) do
+          all = all and ck.ok
+        end
+        return all
+      end
+    end
+    fail("%s.%s is not a shipped criterion", id, metric)
+  end
+  local cases = {
+    { "E3", "*.counter_gap", { ["put.counter_gap"] = 0, ["get.counter_gap"] = 0 }, true },
+    { "E3", "*.counter_gap", { ["put.counter_gap"] = 0, ["get.counter_gap"] = 0.01 }, false },
+    { "B15", "*.counter_gap", { ["mp.counter_gap"] = 0 }, true },
+    { "E2", "witness_received", { witness = "read", witness_shortfall_bytes = 0 }, true },
+    { "E2", "witness_received", { witness = "read", witness_shortfall_bytes = 4096 }, false },
+    { "E2", "witness_received", { witness = "n/a" }, true },
+    { "E2", "witness_received", { witness = "unreadable" }, false },
+  }
+  for _, k in ipairs(cases) do
+    if judged(k[1], k[2], k[3]) ~= k[4] then
+      fail("%s.%s on %s: wanted %s", k[1], k[2], require("cjson").encode(k[3]),
+           k[4] and "PASS" or "FAIL")
+    end
+  end
+  print(("ok   %d judgements of the criteria that replaced side doors"):format(#cases))
+end
 
 if bad > 0 then
   print(("one_place: %d failure(s)"):format(bad))

@@ -9,9 +9,14 @@
 --   strata_run_verdict{verdict}            1 when the run's verdict is PASS
 --   strata_run_timestamp_seconds           when the run started (Unix time)
 --   strata_tests{status}                   tests per status
---   strata_test_pass{test,layer,status}    1 PASS or WARN (passed, past a
---                                          warn limit), 0 any other status
+--   strata_test_pass{test,layer,status[,record_only]}  1 PASS or WARN
+--                                          (passed, past a warn limit), 0
+--                                          any other status; record_only="true"
+--                                          on a test that gates nothing
+--                                          (gate = false, --no-gate)
 --   strata_run_warnings                    tests of the run that WARNed
+--   strata_run_record_only                 tests of the run that gated
+--                                          nothing (judged and recorded)
 --   strata_test_headline{test,layer,metric,unit,status}  the headline
 --                                          figure (worst cell), when it is
 --                                          a finite number
@@ -76,14 +81,20 @@ function M.text(m)
   end
   family("strata_run_warnings", "strata tests of the run that passed with a warning (WARN)")
   sample("strata_run_warnings", {}, (m.counts or {}).WARN or 0)
+  local rec = 0
+  for _, t in ipairs(m.tests or {}) do if t.record_only then rec = rec + 1 end end
+  family("strata_run_record_only", "strata tests of the run that gated nothing (record only: gate = false or --no-gate)")
+  sample("strata_run_record_only", {}, rec)
   family("strata_tests", "strata tests of the run per status")
   local st = {}
   for k in pairs(m.counts or {}) do if k ~= "total" then st[#st + 1] = k end end
   table.sort(st)
   for _, k in ipairs(st) do sample("strata_tests", { status = k }, m.counts[k]) end
-  family("strata_test_pass", "1 when the test passed (PASS, or WARN: past a warn limit), 0 for any other status (the label)")
+  family("strata_test_pass", "1 when the test passed (PASS, or WARN: past a warn limit), 0 for any other status (the label); record_only=\"true\": the test gated nothing")
   for _, t in ipairs(m.tests or {}) do
-    sample("strata_test_pass", { test = t.id, layer = t.layer or "", status = t.status },
+    -- a record-only FAIL is 0 like any other: the label says it gated nothing
+    sample("strata_test_pass", { test = t.id, layer = t.layer or "", status = t.status,
+                                 record_only = t.record_only and "true" or nil },
            (t.status == "PASS" or t.status == "WARN") and 1 or 0)
   end
   family("strata_test_headline", "the test's headline metric (its worst cell)")
