@@ -1,10 +1,12 @@
+-- Each phase is a proven one: its counter witness read, counter_gap 0
+-- (lib/s3rdma.lua writes both; the shipped criteria judge both).
 -- T2 with the RUNBOOK's example: throughput +4.5% only, CPU 45% -> 12%:
 -- a benefit by CPU (>= 20% lower), so T1T4 PASSes.
 test {
   id = "B04", layer = "s3rdma", title = "fixture T2",
   run = function()
-    return { ["put.proven"] = true, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
-             ["get.proven"] = true, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
+    return { ["put.proven"] = true, ["put.counter_gap"] = 0, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
+             ["get.proven"] = true, ["get.counter_gap"] = 0, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
              ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 20.9, ["put.gbps"] = 11,
              ["get.cpu_util_pct"] = 12, ["put.cpu_util_pct"] = 10,
              ["get.lat_p50_ms"] = 58, ["get.lat_p99_ms"] = 97 }
@@ -13,8 +15,8 @@ test {
 test {
   id = "B02", layer = "s3rdma", title = "fixture T2 64 MiB x 1",
   run = function()
-    return { ["put.proven"] = true, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
-             ["get.proven"] = true, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
+    return { ["put.proven"] = true, ["put.counter_gap"] = 0, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
+             ["get.proven"] = true, ["get.counter_gap"] = 0, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
              ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 6, ["get.cpu_util_pct"] = 9,
              ["get.lat_p99_ms"] = 39 }
   end,

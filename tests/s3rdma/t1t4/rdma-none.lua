@@ -1,10 +1,12 @@
+-- Each phase is a proven one: its counter witness read, counter_gap 0
+-- (lib/s3rdma.lua writes both; the shipped criteria judge both).
 -- T2 no better than T1 on any count: T1T4 FAILs (no member of
 -- T1T4.benefit holds).
 test {
   id = "B04", layer = "s3rdma", title = "fixture T2",
   run = function()
-    return { ["put.proven"] = true, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
-             ["get.proven"] = true, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
+    return { ["put.proven"] = true, ["put.counter_gap"] = 0, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
+             ["get.proven"] = true, ["get.counter_gap"] = 0, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
              ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 21, ["put.gbps"] = 10,
              ["get.cpu_util_pct"] = 40, ["put.cpu_util_pct"] = 30,
              ["get.lat_p50_ms"] = 60, ["get.lat_p99_ms"] = 95 }
@@ -13,8 +15,8 @@ test {
 test {
   id = "B02", layer = "s3rdma", title = "fixture T2 64 MiB x 1",
   run = function()
-    return { ["put.proven"] = true, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
-             ["get.proven"] = true, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
+    return { ["put.proven"] = true, ["put.counter_gap"] = 0, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
+             ["get.proven"] = true, ["get.counter_gap"] = 0, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
              ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 5 }
   end,
 }
