@@ -16,13 +16,9 @@ local function median(v)
   return (v[n // 2] + v[n // 2 + 1]) / 2
 end
 
-local function cell_key(r)
-  local parts = {}
-  for _, p in ipairs(r.params or {}) do
-    if r.cell and r.cell[p] ~= nil then parts[#parts + 1] = p .. "=" .. tostring(r.cell[p]) end
-  end
-  return table.concat(parts, ",")
-end
+-- the fleet model's cell key (required when called: the model requires
+-- this module)
+local function cell_key(r) return require("strata.fleet.model").cell_key(r) end
 
 local function key(r, metric)
   return table.concat({ r.id, r.phase or "", cell_key(r), metric }, "|")
