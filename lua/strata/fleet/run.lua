@@ -256,6 +256,18 @@ local function synthetic(st, t, node, phase, status, reason, pair)
   st.j:write(M.synthetic_result(t, node, phase, status, reason, pair))
 end
 
+-- What every node gets (--fleet k8s's too): the spec files, thresholds
+-- file and profile as loaded here, each { path, text }.
+function M.inputs(s, o)
+  local files = {}
+  for _, f in ipairs(s.files) do
+    if f.role == "spec" then files[#files + 1] = { path = f.path, text = read(f.path) } end
+  end
+  local th = s.thresholds_file and { path = s.thresholds_file, text = read(s.thresholds_file) }
+  local prof = o.profile and { path = o.profile, text = read(o.profile) }
+  return files, th, prof
+end
+
 -- What a node is told of the tests it runs (the fleet model fills the
 -- results a dead node never sent from it): id, layer, title, timeout,
 -- planned cells.
@@ -349,13 +361,7 @@ function M.main(o, paths, argv)
   j:write { type = "thresholds", criteria = crit }
   j:write(require("strata.fleet.act").severity_record(acting))
 
-  -- what every node gets: the spec files and thresholds as loaded here
-  local files = {}
-  for _, f in ipairs(s.files) do
-    if f.role == "spec" then files[#files + 1] = { path = f.path, text = read(f.path) } end
-  end
-  local th = s.thresholds_file and { path = s.thresholds_file, text = read(s.thresholds_file) }
-  local prof = o.profile and { path = o.profile, text = read(o.profile) }
+  local files, th, prof = M.inputs(s, o)
   local function work(node, phase, tests, site, extra)
     local meta = M.meta(tests)
     local w = { node = node, phase = phase, files = files, thresholds = th,

@@ -29,13 +29,6 @@ local M = {}
 
 M.WORK_DIR = "/etc/strata/work"
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 -- A run name usable in object names (DNS-1123, short enough for a Job's
 -- pods): strata-<utc>-<4 hex>.
 local function run_name()
@@ -154,12 +147,7 @@ function M.main(o, paths, argv)
   j:write { type = "severity", model = require("strata.severity").record(sevm) }
 
   local phases = plan.phases(order, {})
-  local files = {}
-  for _, f in ipairs(s.files) do
-    if f.role == "spec" then files[#files + 1] = { path = f.path, text = read(f.path) } end
-  end
-  local th = s.thresholds_file and { path = s.thresholds_file, text = read(s.thresholds_file) }
-  local prof = o.profile and { path = o.profile, text = read(o.profile) }
+  local files, th, prof = fleetrun.inputs(s, o)
   local meta, deadline = fleetrun.meta(phases.node), 60
   for _, t in ipairs(meta) do deadline = deadline + t.timeout * t.cells end
   local made = {}
