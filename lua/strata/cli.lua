@@ -20,8 +20,10 @@ local function usage_text()
   end
   lines[#lines + 1] = ""
   lines[#lines + 1] = "strata <command> --help shows a command's options."
-  lines[#lines + 1] = "Exit codes: 0 all passed, 1 a test failed/errored/was blocked,"
-  lines[#lines + 1] = "2 usage, spec, site or threshold file errors."
+  lines[#lines + 1] = "Exit codes: 0 all passed (warnings included), 1 a test"
+  lines[#lines + 1] = "failed/errored/was blocked, 2 usage, spec, site or threshold"
+  lines[#lines + 1] = "file errors, 3 with --strict: nothing failed but a test WARNed"
+  lines[#lines + 1] = "(docs/cli.md, \"Exit codes\")."
   return table.concat(lines, "\n") .. "\n"
 end
 
