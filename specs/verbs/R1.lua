@@ -3,6 +3,49 @@
 -- sysfs).  Expected ports: site.rdma.devices ([{device:, port:}]); without
 -- it, every port of site.rdma.device, else every port found.
 local verbs = require "strata.verbs"
+local pcie = require "strata.lib.pcie"
+
+-- The PCIe link behind each expected device (sysfs, Linux's own link
+-- rates: lib/pcie.lua), as metrics the hardware packs judge
+-- (specs/packs: rdma-pcie-link, nic-*): per device pcie.<dev>.gts,
+-- .width, .gbps; over all of them pcie_gts_min, pcie_width_min,
+-- pcie_link_ratio (current over capable data rate, the slowest device) and
+-- pcie_line_ratio (link data rate over the port's rate, the tightest
+-- port).  Nothing when no expected device has a PCIe link (rxe).
+local function pcie_metrics(t, m, expected, rates)
+  local ok, inv = pcall(function() return require("strata.sys").inventory() end)
+  if not ok then return end
+  local by, rows = {}, {}
+  for _, f in ipairs(pcie.rdma_functions(inv)) do by[f.rdma] = f end
+  local seen = {}
+  for _, e in ipairs(expected) do
+    local f = by[e.device]
+    local l = f and f.link
+    if l then
+      local key = "pcie." .. e.device
+      if not seen[e.device] then
+        seen[e.device] = true
+        m[key .. ".gts"], m[key .. ".width"], m[key .. ".gbps"] = l.gts, l.width, l.gbps
+        m.pcie_gts_min = math.min(m.pcie_gts_min or l.gts, l.gts)
+        m.pcie_width_min = math.min(m.pcie_width_min or l.width, l.width)
+        if l.max_gbps then
+          m.pcie_link_ratio = math.min(m.pcie_link_ratio or math.huge, l.gbps / l.max_gbps)
+        end
+        rows[#rows + 1] = { e.device, f.address, ("%s:%s"):format(f.vendor_id or "?",
+          f.device_id or "?"), f.name or "", pcie.link_text(l), l.gbps,
+          l.max_gbps or "" }
+      end
+      local rate = rates[("%s.%d"):format(e.device, e.port)]
+      if rate and rate > 0 then
+        m.pcie_line_ratio = math.min(m.pcie_line_ratio or math.huge, l.gbps / rate)
+      end
+    end
+  end
+  if #rows > 0 then
+    t.table("PCIe links", { "device", "PCI address", "vendor:device", "name",
+      "link", "Gb/s (after encoding)", "capable Gb/s" }, rows)
+  end
+end
 
 test {
   id = "R1", layer = "verbs", title = "RDMA devices: every expected port PORT_ACTIVE",
@@ -37,7 +80,7 @@ test {
       end
     end
 
-    local rows, gids, m = {}, {}, { devices = #inv, ports_expected = #expected,
+    local rows, gids, rates, m = {}, {}, {}, { devices = #inv, ports_expected = #expected,
       ports_active = 0, ports_not_active = 0, ports_missing = 0 }
     for _, e in ipairs(expected) do
       local d = by[e.device]
@@ -51,6 +94,7 @@ test {
       else
         m[key .. ".state"] = p.state
         m[key .. ".rate_gbps"] = p.rate_gbps
+        rates[("%s.%d"):format(e.device, e.port)] = p.rate_gbps
         m[key .. ".active_mtu"] = p.active_mtu
         if p.state == "PORT_ACTIVE" then
           m.ports_active = m.ports_active + 1
@@ -76,6 +120,7 @@ test {
       "link layer", "active MTU", "rate", "line rate Gbit/s", "netdev",
       "GID index (auto)", "GID", "GID type", "driver", "firmware",
       "NUMA node" }, rows)
+    pcie_metrics(t, m, expected, rates)
     t.table("GID table", { "device", "port", "index", "GID", "type", "IPv4",
       "netdev" }, gids)
     return m
