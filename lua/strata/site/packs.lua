@@ -90,8 +90,9 @@ function M.facts(site)
     local n = node.rdma
     f.rdma = { device = n.device, port = n.port,
                rate = require("strata.site.discover").rate_gbps(n.rate) }
-    f.rdma_from = ("/sys/class/infiniband/%s/ports/%s/rate: %s")
-      :format(n.device, tostring(n.port), tostring(n.rate))
+    f.rdma_from = ("%s/sys/class/infiniband/%s/ports/%s/rate: %s")
+      :format(type(h.root) == "string" and h.root or "", n.device,
+              tostring(n.port), tostring(n.rate))
   end
   return f
 end
@@ -126,7 +127,6 @@ local function has_word(name, want)
     i = b + 1
   end
 end
-M.has_word = has_word
 
 -- Why pack p holds for facts f by a GPU name or a PCI id, or nil.
 local function why_device(p, f)
