@@ -5,42 +5,12 @@
 local verbs = require "strata.verbs"
 local pcie = require "strata.lib.pcie"
 
--- The PCIe link behind each expected device (sysfs, Linux's own link
--- rates: lib/pcie.lua), as metrics the hardware packs judge
--- (specs/packs: rdma-pcie-link, nic-*): per device pcie.<dev>.gts,
--- .width, .gbps; over all of them pcie_gts_min, pcie_width_min,
--- pcie_link_ratio (current over capable data rate, the slowest device) and
--- pcie_line_ratio (link data rate over the port's rate, the tightest
--- port).  Nothing when no expected device has a PCIe link (rxe).
+-- The PCIe link behind each expected device (lib/pcie.lua
+-- rdma_link_metrics: what the hardware packs judge), and its table.
 local function pcie_metrics(t, m, expected, rates)
   local ok, inv = pcall(function() return require("strata.sys").inventory() end)
   if not ok then return end
-  local by, rows = {}, {}
-  for _, f in ipairs(pcie.rdma_functions(inv)) do by[f.rdma] = f end
-  local seen = {}
-  for _, e in ipairs(expected) do
-    local f = by[e.device]
-    local l = f and f.link
-    if l then
-      local key = "pcie." .. e.device
-      if not seen[e.device] then
-        seen[e.device] = true
-        m[key .. ".gts"], m[key .. ".width"], m[key .. ".gbps"] = l.gts, l.width, l.gbps
-        m.pcie_gts_min = math.min(m.pcie_gts_min or l.gts, l.gts)
-        m.pcie_width_min = math.min(m.pcie_width_min or l.width, l.width)
-        if l.max_gbps then
-          m.pcie_link_ratio = math.min(m.pcie_link_ratio or math.huge, l.gbps / l.max_gbps)
-        end
-        rows[#rows + 1] = { e.device, f.address, ("%s:%s"):format(f.vendor_id or "?",
-          f.device_id or "?"), f.name or "", pcie.link_text(l), l.gbps,
-          l.max_gbps or "" }
-      end
-      local rate = rates[("%s.%d"):format(e.device, e.port)]
-      if rate and rate > 0 then
-        m.pcie_line_ratio = math.min(m.pcie_line_ratio or math.huge, l.gbps / rate)
-      end
-    end
-  end
+  local rows = pcie.rdma_link_metrics(inv, expected, rates, m)
   if #rows > 0 then
     t.table("PCIe links", { "device", "PCI address", "vendor:device", "name",
       "link", "Gb/s (after encoding)", "capable Gb/s" }, rows)

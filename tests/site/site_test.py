@@ -307,6 +307,46 @@ class PackTrees(Tmp):
         self.assertEqual(packs, {})
         self.assertNotIn(("G4", "link_gbps"), rows)
 
+    R1 = """
+local pcie, sys = require "strata.lib.pcie", require "strata.sys"
+test {
+  id = "R1", layer = "verbs", title = "links of a recorded tree",
+  run = function(t)
+    local m = { ports_missing = 0, ports_not_active = 0 }
+    pcie.rdma_link_metrics(sys.inventory { root = t.site.host.root },
+      { { device = "DEV", port = 1 } }, { ["DEV.1"] = RATE }, m)
+    return m
+  end,
+}
+"""
+
+    def run_r1(self, tree, dev, rate):
+        spec = self.path("r1.lua")
+        open(spec, "w").write(self.R1.replace("DEV", dev).replace(
+            "RATE", str(rate)))
+        site = self.path("r1.yaml")
+        open(site, "w").write("host:\n  root: %s\n" % os.path.join(
+            self.TREES, tree))
+        p = strata("run", spec, "--site", site, "-o", self.path("r1.xlsx"),
+                   cwd=SRC)
+        return results(journal(self.path("r1.jsonl")))["R1"][0]
+
+    def test_packs_judge_the_measured_link(self):
+        # the E810's Gen4 x16 (252 Gb/s) carries its 100 Gb/s port ...
+        r = self.run_r1("e810", "irdma0", 100)
+        self.assertEqual(r["status"], "PASS", r)
+        # ... not a 400 Gb/s one: rdma-pcie-link FAILs R1, with its source
+        r = self.run_r1("e810", "irdma0", 400)
+        self.assertEqual(r["status"], "FAIL", r)
+        self.assertIn("pcie_line_ratio = 0.63", r["reason"])
+        src = [c["source"] for c in r["checks"]
+               if c["metric"] == "pcie_line_ratio"]
+        self.assertRegex(src[0], r"specs/packs/rdma-pcie-link.yaml:\d+$")
+        # ConnectX-7 at Gen5 x16: nic-connectx-7 and rdma-pcie-link hold
+        r = self.run_r1("connectx7", "mlx5_0", 400)
+        self.assertEqual(r["status"], "PASS", r)
+        self.assertIn("pcie_gts_min", [c["metric"] for c in r["checks"]])
+
     def test_gpu_names_as_nvml_gives_them(self):
         # a word of the name: B300 and B200 hold, GB200 / GH200 do not
         # (their host link is NVLink-C2C, not PCIe)

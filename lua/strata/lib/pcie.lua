@@ -112,4 +112,40 @@ function M.rdma_functions(inv)
   return out
 end
 
+
+-- The PCIe link behind each expected RDMA port, as metrics the hardware
+-- packs judge (specs/packs: rdma-pcie-link, nic-*), added to m: per device
+-- pcie.<dev>.gts, .width, .gbps; over all of them pcie_gts_min,
+-- pcie_width_min, pcie_link_ratio (current over capable data rate, the
+-- slowest device) and pcie_line_ratio (link data rate over the port's
+-- rate in Gb/s, the tightest port).  inv: sys.inventory(); expected: {
+-- {device, port} }; rates: { ["dev.port"] = Gb/s }.  Returns the rows of
+-- R1's "PCIe links" table; adds nothing where no expected device has a
+-- PCIe link (rxe).
+function M.rdma_link_metrics(inv, expected, rates, m)
+  local by, rows, seen = {}, {}, {}
+  for _, f in ipairs(M.rdma_functions(inv)) do by[f.rdma] = f end
+  for _, e in ipairs(expected) do
+    local f = by[e.device]
+    local l = f and f.link
+    if l and not seen[e.device] then
+      seen[e.device] = true
+      local key = "pcie." .. e.device
+      m[key .. ".gts"], m[key .. ".width"], m[key .. ".gbps"] = l.gts, l.width, l.gbps
+      m.pcie_gts_min = math.min(m.pcie_gts_min or l.gts, l.gts)
+      m.pcie_width_min = math.min(m.pcie_width_min or l.width, l.width)
+      if l.max_gbps then
+        m.pcie_link_ratio = math.min(m.pcie_link_ratio or math.huge, l.gbps / l.max_gbps)
+      end
+      rows[#rows + 1] = { e.device, f.address, ("%s:%s"):format(f.vendor_id or "?",
+        f.device_id or "?"), f.name or "", M.link_text(l), l.gbps, l.max_gbps or "" }
+    end
+    local rate = l and rates[("%s.%d"):format(e.device, e.port)]
+    if rate and rate > 0 then
+      m.pcie_line_ratio = math.min(m.pcie_line_ratio or math.huge, l.gbps / rate)
+    end
+  end
+  return rows
+end
+
 return M
