@@ -346,6 +346,14 @@ test {
         r = self.run_r1("connectx7", "mlx5_0", 400)
         self.assertEqual(r["status"], "PASS", r)
         self.assertIn("pcie_gts_min", [c["metric"] for c in r["checks"]])
+        # the Run sheet names each pack and why
+        import openpyxl
+        ws = openpyxl.load_workbook(self.path("r1.xlsx"))["Run"]
+        rows = {row[0]: row[1] for row in ws.iter_rows(values_only=True)}
+        self.assertIn("nic-connectx-7 (mlx5_0 at 0000:17:00.0 is PCI "
+                      "15b3:1021", rows["Hardware packs"])
+        self.assertIn("rdma-pcie-link (mlx5_0 at 0000:17:00.0: PCIe 32.0 GT/s"
+                      " x16", rows["Hardware packs"])
 
     def test_gpu_names_as_nvml_gives_them(self):
         # a word of the name: B300 and B200 hold, GB200 / GH200 do not
