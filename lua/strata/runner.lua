@@ -183,6 +183,14 @@ local function run_cell(t, cell, env)
       core.skip(reason)
     end,
     fail = function(reason) out.fail = tostring(reason) end,
+    -- t.explain(metric, text): why this fact is what it is, in words; a
+    -- check that fails the metric carries it in its reason (the Summary),
+    -- first among the cell's failures.  It decides nothing: the criteria
+    -- do (issue 27: "this site's NIC cannot carry AIStor's S3 over RDMA")
+    explain = function(metric, text)
+      out.explain = out.explain or {}
+      out.explain[tostring(metric)] = tostring(text)
+    end,
   }
   local sampler
   if t.sample then
@@ -238,7 +246,7 @@ end
 -- encodes (garbage, a plain string, fields of the wrong type) is that
 -- cell's error, never the runner's.
 local TABLE_FIELDS = { "tables", "notes", "metrics", "counter_errors",
-                       "skip_metrics" }
+                       "skip_metrics", "explain" }
 local TEXT_FIELDS = { "skip", "error", "fail" }
 local function answer(payload)
   local ok, out = pcall(cjson.decode, payload)
@@ -534,6 +542,12 @@ function M.run(order, opts)
           lookup = lookup, fleet = opts.fleet, baseline = opts.baseline and function()
             return compare.lookup(opts.baseline, t.id, t.params, cell)
           end })
+      end
+      for _, ck in ipairs(checks or {}) do
+        local text = not ck.ok and out.explain and out.explain[ck.metric]
+        if type(text) == "string" then
+          ck.why, ck.explained = ("%s: %s"):format(ck.why or ck.metric, text), true
+        end
       end
       if o.kind == "skip" and out.skip_metrics then
         o.why = o.why .. skip_findings(t, crits, out.skip_metrics, cell, opts)

@@ -153,6 +153,8 @@ check(r.failed.dc_transport and row(r, "dc_transport").detail:find(
         "cannot carry AIStor's S3 over RDMA: irdma0 is not an mlx5 device", 1,
         true) and row(r, "dc_transport").detail:find("CUOBJ_PROTO_RDMA_DC_V1",
         1, true), "irdma: plain words: " .. row(r, "dc_transport").detail)
+check(row(r, "dc_transport").explain == true,
+      "irdma: the words go to the Summary with the failed check (t.explain)")
 
 -- what the endpoint is (MinIO's Server header, minio/minio @7aac2a2
 -- cmd/api-headers.go:54 and cmd/build-constants.go:59; the older
