@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "spawn.h"
+#include "strata.h"
 
 pid_t spawn_fork(void)
 {
@@ -168,18 +169,9 @@ int spawn_buf_add(struct spawn_buf *b, const char *d, size_t n)
     }
     n = b->max - b->n;
   }
-  if(b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    char *np;
-    while(cap < b->n + n + 1)
-      cap *= 2;
-    np = realloc(b->p, cap);
-    if(!np) {
-      b->truncated = 1;
-      return b->full == SPAWN_DROP ? 0 : -1;
-    }
-    b->p = np;
-    b->cap = cap;
+  if(strata_reserve(&b->p, &b->cap, b->n + n + 1, 4096)) {
+    b->truncated = 1;
+    return b->full == SPAWN_DROP ? 0 : -1;
   }
   if(n)
     memcpy(b->p + b->n, d, n);

@@ -30,6 +30,7 @@
 
 #include "report.h"
 #include "report_lua.h"
+#include "strata.h"
 
 /* Stack slots of the arguments and of the output buffer's holder. */
 enum { A_V = 1, A_KEYS, A_CHILDREN, A_CLEAN, A_NULL, A_BUF };
@@ -69,17 +70,8 @@ static int buf_gc(lua_State *L)
 static void need(struct enc *e, size_t more)
 {
   struct buf *b = e->b;
-  size_t cap = b->cap ? b->cap : 4096;
-  char *p;
-  if(b->n + more <= b->cap)
-    return;
-  while(cap < b->n + more)
-    cap *= 2;
-  p = realloc(b->p, cap);
-  if(!p)
+  if(strata_reserve(&b->p, &b->cap, b->n + more, 4096))
     luaL_error(e->L, "report.json: not enough memory");
-  b->p = p;
-  b->cap = cap;
 }
 
 static void put(struct enc *e, const char *s, size_t len)
