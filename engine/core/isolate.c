@@ -212,8 +212,8 @@ void isolate_hide_fds(void)
 
 /* In the child (forked by spawn_fork: in its own process group, which
  * the parent kills at the deadline), before its request: the default
- * stop signals.  A spare
- * does this while it waits, off the path from one cell to the next. */
+ * stop signals.  A spare does this while it waits, off the path from one
+ * cell to the next. */
 void isolate_child_setup(void)
 {
   isolate_hide_fds();
