@@ -1,6 +1,6 @@
 -- tests/report/write.lua OUTDIR FIXTURE: write the workbook, JSON and JUnit
 -- of the fixture model into OUTDIR (read back by check.py), plus the
--- checks that need Lua: check.n raise clear messages, the binding's
+-- checks that need Lua: failures raise clear messages, the binding's
 -- handle rules, sheet names, JSON round trip, hostile strings, an empty
 -- model.  Run: ./build/strata lua tests/report/write.lua OUTDIR FIXTURE
 local outdir, fixture = arg[1], arg[2]
