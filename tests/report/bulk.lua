@@ -13,13 +13,7 @@ local sheets = require "strata.report.xlsheets"
 local core = require "strata.core"
 local cjson = require "cjson"
 
-local failures = 0
-local function check(cond, what)
-  if not cond then
-    failures = failures + 1
-    io.stderr:write("FAIL: ", what, "\n")
-  end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 
 os.execute("mkdir -p '" .. outdir .. "'")
 local wb, ctx = workbook.open(outdir .. "/bulk.xlsx")
@@ -145,8 +139,8 @@ local ch = redact.clean(held)
 check(ch ~= held and ch.plain == plain and ch.n == "token ***", "clean: unchanged parts shared")
 check(redact.clean(plain) == plain, "clean: nothing to mask, v itself")
 
-if failures > 0 then
-  io.stderr:write(failures, " failure(s)\n")
+if check.n > 0 then
+  io.stderr:write(check.n, " failure(s)\n")
   os.exit(1)
 end
 print("report bulk: ok")
