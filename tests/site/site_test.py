@@ -297,6 +297,40 @@ class Golden(Tmp):
         self.assertEqual(r["outcome"]["kind"], "skip")
         self.assertIn("strata site init --golden", r["outcome"]["why"])
 
+    def test_live_golden_fields(self):
+        """On this host: rdma-core from libibverbs's real file name, NCCL
+        from ncclGetVersion where the library is, and PFC/trust "not
+        present" (no NIC here answers DCB netlink: virtio_net, veth)."""
+        site = self.path("live.yaml")
+        p = init("--golden", "-o", site)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = open(site).read()
+        lib = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
+        if os.path.exists(lib):
+            ver = re.match(r"libibverbs\.so\.1\.\d+\.(\d+\.\d+)$",
+                           os.path.basename(os.path.realpath(lib))).group(1)
+            self.assertRegex(text, r'\n  rdma_core: "%s" +# %s -> ' % (
+                re.escape(ver), re.escape(lib)))
+        self.assertNotIn("pfc:", text)
+        self.assertNotIn("trust:", text)
+        # a golden that names PFC and an NCCL version: on this node both
+        # are "not present" (shown, not judged), the rest PASS
+        doc = text.replace("    - { driver:", "    - { pfc: \"3\", driver:")
+        if "\n  nccl:" not in doc:
+            doc = doc.replace("\ngolden:\n", '\ngolden:\n  nccl: "2.28.3"\n', 1)
+        self.assertIn("pfc:", doc)
+        open(site, "w").write(doc)
+        p = strata("run", "specs/host", "--only", "H4", "--site", site,
+                   "-o", self.path("h4.xlsx"), cwd=SRC)
+        r = results(journal(self.path("h4.jsonl")))["H4"][0]
+        self.assertEqual(r["status"], "PASS", p.stderr)
+        self.assertGreaterEqual(r["metrics"]["not_present"], 1)
+        self.assertTrue(any(re.match(r"nics\.\S+\.pfc: golden 3, not present "
+                                     r"on this node \(not judged\)", n)
+                            for n in r["notes"]), r["notes"])
+        names = [t["name"] for t in r["tables"]]
+        self.assertEqual(names, ["Node configuration", "Golden configuration"])
+
 
 if __name__ == "__main__":
     unittest.main()
