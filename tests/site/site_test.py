@@ -331,6 +331,17 @@ class Golden(Tmp):
         names = [t["name"] for t in r["tables"]]
         self.assertEqual(names, ["Node configuration", "Golden configuration"])
 
+    def test_fleet_k8s_without_api_server(self):
+        """--fleet k8s is written against the API strata.k8s speaks and
+        never ran against a real cluster: here (no API server) it stops
+        with the reason, exit 2."""
+        p = strata("site", "init", "--fleet", "k8s", cwd=SRC,
+                   env={"KUBERNETES_SERVICE_HOST": ""})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("SKIP: no Kubernetes API server here: not inside a "
+                      "Kubernetes pod (KUBERNETES_SERVICE_HOST/PORT are not "
+                      "set)", p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

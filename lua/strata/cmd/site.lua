@@ -14,7 +14,7 @@ local M = {
   summary = "write a site file from what this node shows (site init)",
   usage = [[
 usage: strata site init [-o FILE] [--golden] [--root DIR] [--nvml FILE]
-       strata site init --fleet slurm|k8s [-o FILE]
+       strata site init --fleet slurm|k8s [-o FILE] [--site FILE]
 Probes this node (CPUs, NUMA nodes, GPUs through NVML, RDMA ports and
 their rate, NVMe scratch arrays) and writes a commented site file: each
 value with where it came from, each thing the node cannot tell (S3
@@ -28,9 +28,9 @@ keys FILE lacks are added; nothing written there changes.
                 step each): one file of the facts the nodes share, each
                 difference named in a comment (no majority: a TODO), the
                 golden from the majority (--golden implied)
-  --fleet k8s   the same on every node with a strata agent (a Job pinned
-                to each, docs/kubernetes.md); never run against a real
-                cluster
+  --fleet k8s --site FILE   the same on every node with a strata agent
+                (a Job pinned to each, its pod from FILE's k8s: section,
+                docs/kubernetes.md); never run against a real cluster
   --json        this node's facts as one JSON line (what --fleet reads)
   --root DIR    read a tree recorded by tests/host/record_host.sh
   --nvml FILE   GPUs from a recorded cuda.nvml() (JSON, as
@@ -41,6 +41,7 @@ local OPTIONS = {
   ["-o"] = "output", ["--output"] = "output", ["--root"] = "root",
   ["--nvml"] = "nvml", ["--golden"] = { "golden", flag = true },
   ["--fleet"] = "fleet", ["--json"] = { "json", flag = true },
+  ["--site"] = "site",
   ["-h"] = { "help", flag = true }, ["--help"] = { "help", flag = true },
 }
 
@@ -99,19 +100,24 @@ local function fleet_entries(o)
   local strata = core.exe_dir() .. "/strata"
   local answers, failed, what
   if o.fleet == "slurm" then
-    local alloc
-    alloc, answers, failed = sf.collect_slurm(strata)
+    local slurm = require "strata.fleet.slurm"
+    local ok, alloc, a, f = pcall(sf.collect_slurm, strata)
+    if not ok then
+      if slurm.is_usage_error(alloc) then return nil, slurm.is_usage_error(alloc), 2 end
+      error(alloc, 0)
+    end
+    answers, failed = a, f
     what = ("Slurm job %s (%s)"):format(tostring(alloc.job), alloc.nodelist)
   elseif o.fleet == "k8s" then
-    answers, failed, what = sf.collect_k8s(o)
-    if not answers then return nil, what end
+    answers, failed, what = require("strata.site.k8s").collect(o)
+    if not answers then return nil, what, 2 end
   else
     error(args.usage_error("--fleet: slurm or k8s, not " .. tostring(o.fleet)), 0)
   end
   for _, f in ipairs(failed) do
     io.stderr:write(("strata: site init --fleet: %s left out: %s\n"):format(f.node, f.why))
   end
-  if #answers == 0 then return nil, "no node answered" end
+  if #answers == 0 then return nil, "no node answered", 1 end
   local names = {}
   for _, a in ipairs(answers) do names[#names + 1] = a.node end
   local head = header() .. ("# Merged from %d nodes of %s: %s.  A value the nodes\n"
@@ -123,18 +129,20 @@ local function fleet_entries(o)
 end
 
 local function init(o)
-  local entries, head
+  local entries, head, rc
   if o.fleet then
-    entries, head = fleet_entries(o)
+    entries, head, rc = fleet_entries(o)
     if not entries then
       io.stderr:write("strata: site init --fleet ", o.fleet, ": ", head, "\n")
-      return 1
+      return rc
     end
   else
     entries, head = probe(o), header()
   end
   if o.json then
-    local name = os.getenv("SLURMD_NODENAME") or os.getenv("NODE_NAME")
+    -- the node as the scheduler names it: srun(1) SLURMD_NODENAME, or
+    -- the pod's spec.nodeName (STRATA_NODE, strata.k8s.render.node_pod)
+    local name = os.getenv("SLURMD_NODENAME") or os.getenv("STRATA_NODE")
     io.stdout:write(require("strata.site.fleet").MARK, require("cjson").encode {
       node = name, entries = entries }, "\n")
     return 0
