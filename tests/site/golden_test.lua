@@ -40,6 +40,12 @@ eq(by["nics.eth0.mtu"].now, 1500, "mtu now")
 eq(by["nics.eth0.pfc"].state, "not present", "no dcb answer")
 eq(by["nics.eth9.mtu"].state, "differs", "a NIC the node lacks")
 
+-- a golden that came through JSON (a fleet run's work) holds 9000.0
+local j = d.golden_diff({ nics = { { name = "eth0", mtu = 9000.0 } } },
+  { { path = "golden.nics", value = { { name = "eth0", mtu = 9000 } } } })
+eq(j[1].state, "same", "9000.0 from JSON is the file's 9000")
+eq(math.type(j[1].golden), "integer", "shown as 9000")
+
 local s = d.settings(facts)
 eq(#s, 2, "settings")
 eq(s[1].key, "kernel", "settings order")

@@ -145,15 +145,17 @@ function M.write_summary(ws, F, r, fm)
       :format(c.settings, c.nodes), F.note)
     r = r + 1
   else
-    local cols = { "Node", "Setting", "This node", "Golden", "Majority" }
+    -- Majority spans the rung columns' narrow cells (set after this)
+    local cols = { "Node", "Setting", "This node", "Golden" }
     for i, name in ipairs(cols) do ws:write(r, i - 1, name, F.header or F.key) end
+    ws:merge(r, 4, r, 8, "Majority", F.header or F.key)
     r = r + 1
     for _, e in ipairs(c.rows) do
       ws:write(r, 0, e.node, F.key)
       ws:write(r, 1, e.key, F.text)
       ws:write(r, 2, e.value, F.outlier or F.text)
       ws:write(r, 3, e.golden or "", F.text)
-      ws:write(r, 4, majority_text(e) or "", F.text)
+      ws:merge(r, 4, r, 8, majority_text(e) or "", F.text)
       r = r + 1
     end
   end

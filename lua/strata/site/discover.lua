@@ -361,6 +361,10 @@ function M.settings(facts)
   return rows
 end
 
+local function num(v)
+  return math.type(v) == "float" and math.tointeger(v) or v
+end
+
 -- Each golden setting against the node's: a list of { key, golden, now,
 -- state } (key "kernel", "nics.eth0.mtu", ...) for every setting the
 -- golden names.  state: "same", "differs", or "not present" where the
@@ -375,6 +379,9 @@ function M.golden_diff(golden, facts)
   for key in pairs(golden) do keys[#keys + 1] = key end
   table.sort(keys)
   local function row(key, want, have, item_absent)
+    -- a golden that came through JSON (a fleet run hands the site to
+    -- each node so) holds 9000.0 where the file says 9000
+    want, have = num(want), num(have)
     local state = "same"
     if have == nil then state = item_absent and "differs" or "not present"
     elseif tostring(have) ~= tostring(want) then state = "differs" end
