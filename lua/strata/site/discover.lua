@@ -228,16 +228,12 @@ function M.parse_apptrust(text)
   return order ~= "" and order or "none"
 end
 
--- One `dcb` query: its stdout, or nil and why (no dcb here, or the
--- NIC's driver has no DCB netlink operations: "not present").
+-- One `dcb` query: its stdout, or nil where there is no answer (no dcb
+-- here, or the NIC's driver has no DCB netlink operations, "Attribute
+-- read: Operation not supported"): not present.
 local function dcb(argv)
   local ok, r = pcall(sys.run, { cmd = argv, timeout = 5 })
-  if not ok then return nil, tostring(r) end
-  if r.code == 127 and r.exec_errno ~= 0 then return nil, "no dcb tool" end
-  if r.code ~= 0 then
-    return nil, ((r.stderr or ""):gsub("%s+$", ""))
-  end
-  return r.stdout
+  if ok and r.code == 0 then return r.stdout end
 end
 
 -- A NIC's PFC priorities and trust order as the kernel's DCB netlink
