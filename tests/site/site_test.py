@@ -291,6 +291,12 @@ class Golden(Tmp):
         self.assertIn("differs.nics.ens1f0.mtu = 1, wanted <= 0", r["reason"])
         self.assertIn("nics.ens1f0.mtu: golden 4200, this node 9000",
                       r["notes"])
+        # a golden none of whose settings this node can answer (a
+        # recorded tree: no NCCL library read): SKIP, never a FAIL
+        open(site, "w").write("host:\n  root: %s\ngolden:\n  nccl: \"2.28.3\"\n" % TWO)
+        p, r = h4()
+        self.assertEqual(r["outcome"]["kind"], "skip", p.stderr)
+        self.assertIn("none of the golden's 1 settings is present", r["outcome"]["why"])
         # no golden: H4 SKIPs and says how to record one
         open(site, "w").write("site:\n  name: x\n")
         p, r = h4()
