@@ -20,6 +20,10 @@ diag    salloc -p rdma -N 3, twice: no fault (no suspect, no FLAKY), then
         g2's RDMA link held up (slurm.sh link) and FT3 failing its first try
         on g3 (--until-pass 2): g2 the suspect with its pairs as evidence,
         FT3 FLAKY on g3, g3 a flaky node; the heatmap drawn.
+golden  salloc -p rdma -N 3: g2's eth0 MTU set apart inside the guest, then
+        `strata site init --fleet slurm` (the majority's golden, g2 named)
+        and H4 across the nodes: FAIL on g2 naming the MTU, the Summary's
+        configuration rows against the golden and the majority.
 faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
         (SIGSTOP: hung), n4's agent port taken before its agent starts,
         n5's agent killed mid-run (pairs run the slow fixture FT1, so the
@@ -29,6 +33,7 @@ faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -652,7 +657,98 @@ def diag_mode():
           "Heatmap: a colour scale per pair matrix (%d)" % len(hm.conditional_formatting))
 
 
+def summary_config(wb):
+    """The Summary's configuration rows: {(node, setting): row}."""
+    rows = sheet_rows(wb["Summary"])
+    out = {}
+    for i, r in enumerate(rows):
+        if r and r[0] == "Node" and r[1] == "Setting":
+            for row in rows[i + 1:]:
+                if not row or row[0] is None or row[1] is None:
+                    break
+                out[(row[0], row[1])] = row
+    return out
+
+
+def golden_mode():
+    """The golden across the RDMA nodes (issue 27): g2's segment NIC set to
+    another MTU for real (ip link set, inside the guest), then `strata site
+    init --fleet slurm` writes one site file whose golden is the majority's
+    and names g2's difference; a fleet run of H4 with it FAILs g2 naming
+    the setting, g1 and g3 PASS, and the Summary lists g2's MTU against
+    the golden and the majority; without a golden the majority alone."""
+    guests = bedenv["FLEET_GUESTS"].split()
+    check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
+
+    def guest(node, script):
+        return subprocess.run(["srun", "-p", "rdma", "-N1", "-n1", "-w", node,
+                               "--quiet", "sh", "-c", script],
+                              env=env, capture_output=True, text=True, timeout=60)
+    mtu0 = guest("g2", "cat /sys/class/net/eth0/mtu").stdout.strip()
+    check(mtu0.isdigit(), "g2's eth0 MTU read through srun: %r" % mtu0)
+    new = "1280" if mtu0 != "1280" else "1400"
+    try:
+        p = guest("g2", "ip link set eth0 mtu %s && cat /sys/class/net/eth0/mtu" % new)
+        check(p.stdout.strip() == new, "g2's eth0 MTU set to %s (%s)" % (new, p.stderr))
+        site = os.path.join(work, "site-golden.yaml")
+        if os.path.exists(site):
+            os.unlink(site)
+        p = subprocess.run(["salloc", "-p", "rdma", "-N", "3", "--job-name", "strata-site-init",
+                            strata, "site", "init", "--fleet", "slurm", "-o", site],
+                           env=env, cwd=root, capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, "site init --fleet slurm exits 0 (%s)" % p.stderr[-500:])
+        text = open(site).read() if os.path.exists(site) else ""
+        check("# Merged from 3 nodes of Slurm job" in text, "the header names the 3 nodes")
+        check(re.search(r"\n  kernel: \S+ +# all 3 nodes; ", text) is not None,
+              "a fact every node shares: kernel, 'all 3 nodes'")
+        check(re.search(r"\n  nics: .*DIFFERS: g2 eth0\.mtu %s \(majority %s\)" % (new, mtu0),
+                        text) is not None,
+              "the golden's NIC list names g2's MTU against the majority")
+        check("- { driver: virtio_net, mtu: %s, name: eth0 }" % mtu0 in text,
+              "the golden's eth0 MTU is the majority's, %s" % mtu0)
+        check(re.search(r"\n  name: TODO +# TODO: the nodes differ", text) is not None,
+              "site.name (each node's own hostname): a TODO naming them")
+        rc, out, wall = fleet_run(3, ["--site", site, "--only", "H4", "specs"], "golden",
+                                  partition="rdma")
+        check(rc == 1, "fleet run with the golden exits 1 (g2 differs) (rc %d, %.1f s)" % (rc, wall))
+        wb = openpyxl.load_workbook(out + ".xlsx")
+        m = matrix(wb)
+        check(m.get("g2", {}).get("H4") == "FAIL" and m.get("g1", {}).get("H4") == "PASS"
+              and m.get("g3", {}).get("H4") == "PASS",
+              "H4 FAIL on g2, PASS on g1 and g3: %s" % {g: m.get(g, {}).get("H4") for g in guests})
+        res = {r["node"]: r for r in records(out + ".jsonl")
+               if r["type"] == "result" and r["id"] == "H4"}
+        check("nics.eth0.mtu: golden %s, this node %s" % (mtu0, new) in res["g2"].get("notes", []),
+              "g2's H4 note: nics.eth0.mtu: golden %s, this node %s" % (mtu0, new))
+        check("differs.nics.eth0.mtu = 1, wanted <= 0" in (res["g2"].get("reason") or ""),
+              "g2's H4 reason names the setting: %s" % res["g2"].get("reason"))
+        cfg = summary_config(wb)
+        row = cfg.get(("g2", "nics.eth0.mtu"))
+        check(row is not None and str(row[2]) == new and str(row[3]) == mtu0
+              and str(row[4]).startswith("majority %s (2 of 3 nodes)" % mtu0),
+              "Summary: g2 nics.eth0.mtu %s, golden %s, majority %s: %s" % (new, mtu0, mtu0, row))
+        check(all(k[0] == "g2" for k in cfg), "only g2 listed: %s" % sorted(cfg))
+        # no golden: H4 SKIPs on every node, the majority still names g2
+        nog = os.path.join(work, "site-golden-none.yaml")
+        with open(nog, "w") as f:
+            f.write(re.sub(r"\ngolden:\n(  .*\n|    .*\n)*", "\n", text))
+        rc, out, wall = fleet_run(3, ["--site", nog, "--only", "H4", "specs"], "golden-none",
+                                  partition="rdma")
+        wb = openpyxl.load_workbook(out + ".xlsx")
+        cfg = summary_config(wb)
+        row = cfg.get(("g2", "nics.eth0.mtu"))
+        check(row is not None and str(row[2]) == new and not row[3]
+              and str(row[4]).startswith("majority %s" % mtu0),
+              "no golden: the Summary names g2's MTU against the majority alone: %s" % row)
+        doc = json.load(open(out + ".json"))
+        diffs = (doc.get("configuration") or {}).get("differences") or []
+        check(any(d.get("node") == "g2" and d.get("key") == "nics.eth0.mtu" for d in diffs),
+              "fleet JSON configuration.differences names g2 nics.eth0.mtu")
+    finally:
+        guest("g2", "ip link set eth0 mtu %s" % mtu0)
+
+
 {"run": run_mode, "faults": faults_mode, "sbatch": sbatch_mode, "rdma": rdma_mode,
- "diag": diag_mode}[mode]()
+ "diag": diag_mode, "golden": golden_mode}[mode]()
 print("%d failed" % len(fails))
 sys.exit(1 if fails else 0)

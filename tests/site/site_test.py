@@ -399,11 +399,62 @@ class Golden(Tmp):
         self.assertIn("differs.nics.ens1f0.mtu = 1, wanted <= 0", r["reason"])
         self.assertIn("nics.ens1f0.mtu: golden 4200, this node 9000",
                       r["notes"])
+        # a golden none of whose settings this node can answer (a
+        # recorded tree: no NCCL library read): SKIP, never a FAIL
+        open(site, "w").write("host:\n  root: %s\ngolden:\n  nccl: \"2.28.3\"\n" % TWO)
+        p, r = h4()
+        self.assertEqual(r["outcome"]["kind"], "skip", p.stderr)
+        self.assertIn("none of the golden's 1 settings is present", r["outcome"]["why"])
         # no golden: H4 SKIPs and says how to record one
         open(site, "w").write("site:\n  name: x\n")
         p, r = h4()
         self.assertEqual(r["outcome"]["kind"], "skip")
         self.assertIn("strata site init --golden", r["outcome"]["why"])
+
+    def test_live_golden_fields(self):
+        """On this host: rdma-core from libibverbs's real file name, NCCL
+        from ncclGetVersion where the library is, and PFC/trust "not
+        present" (no NIC here answers DCB netlink: virtio_net, veth)."""
+        site = self.path("live.yaml")
+        p = init("--golden", "-o", site)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = open(site).read()
+        lib = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
+        if os.path.exists(lib):
+            ver = re.match(r"libibverbs\.so\.1\.\d+\.(\d+\.\d+)$",
+                           os.path.basename(os.path.realpath(lib))).group(1)
+            self.assertRegex(text, r'\n  rdma_core: "%s" +# %s -> ' % (
+                re.escape(ver), re.escape(lib)))
+        self.assertNotIn("pfc:", text)
+        self.assertNotIn("trust:", text)
+        # a golden that names PFC and an NCCL version: on this node both
+        # are "not present" (shown, not judged), the rest PASS
+        doc = text.replace("    - { driver:", "    - { pfc: \"3\", driver:")
+        if "\n  nccl:" not in doc:
+            doc = doc.replace("\ngolden:\n", '\ngolden:\n  nccl: "2.28.3"\n', 1)
+        self.assertIn("pfc:", doc)
+        open(site, "w").write(doc)
+        p = strata("run", "specs/host", "--only", "H4", "--site", site,
+                   "-o", self.path("h4.xlsx"), cwd=SRC)
+        r = results(journal(self.path("h4.jsonl")))["H4"][0]
+        self.assertEqual(r["status"], "PASS", p.stderr)
+        self.assertGreaterEqual(r["metrics"]["not_present"], 1)
+        self.assertTrue(any(re.match(r"nics\.\S+\.pfc: golden 3, not present "
+                                     r"on this node \(not judged\)", n)
+                            for n in r["notes"]), r["notes"])
+        names = [t["name"] for t in r["tables"]]
+        self.assertEqual(names, ["Node configuration", "Golden configuration"])
+
+    def test_fleet_k8s_without_api_server(self):
+        """--fleet k8s is written against the API strata.k8s speaks and
+        never ran against a real cluster: here (no API server) it stops
+        with the reason, exit 2."""
+        p = strata("site", "init", "--fleet", "k8s", cwd=SRC,
+                   env={"KUBERNETES_SERVICE_HOST": ""})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("SKIP: no Kubernetes API server here: not inside a "
+                      "Kubernetes pod (KUBERNETES_SERVICE_HOST/PORT are not "
+                      "set)", p.stderr)
 
 
 if __name__ == "__main__":

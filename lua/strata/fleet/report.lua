@@ -6,6 +6,7 @@ local cjson = require "cjson"
 local xl = require "strata.report"
 local common = require "strata.report.common"
 local diag = require "strata.fleet.report_diag"
+local config = require "strata.fleet.config"
 
 local M = {}
 local fmt = common.fmt
@@ -65,6 +66,7 @@ function M.summary_text(fm)
     end
   end
   out[#out + 1] = diag.text(fm):sub(1, -2)
+  out[#out + 1] = config.text(fm):sub(1, -2)
   for _, o in ipairs(fm.outliers or {}) do
     p(("outlier: %s %s [%s] %s = %s vs fleet median %s (x%.2f < %g)"):format(
       o.node, o.id, o.cell, o.metric, fmt(o.value), fmt(o.median), o.ratio, fm.ratio.value or 0))
@@ -137,6 +139,7 @@ local function write_summary(ctx, fm)
     fm.node_counts.PASS or 0, fm.node_counts.FAIL or 0, fm.node_counts.ERROR or 0,
     fm.node_counts.SKIP or 0))
   r = diag.write_summary(ws, F, r, fm)
+  r = config.write_summary(ws, F, r, fm)
   r = r + 1
   ws:write(r, 0, "Node x rung", F.h2)
   r = r + 1
@@ -491,7 +494,7 @@ function M.json_doc(fm)
            pairs = pairs_, incast = fm.incast and fm.incast.receiver or nil, s3 = s3,
            outliers = fm.outliers, orchestration = fm.overhead, results = results,
            attribution = diag.json(fm), baseline = diag.baseline_rows(fm),
-           s3_clients = diag.s3_clients(fm) })
+           s3_clients = diag.s3_clients(fm), configuration = config.json(fm) })
 end
 
 local function esc(s, attr) return require("strata.report.junit").escape(s, attr) end
