@@ -220,6 +220,34 @@ do
   fm = fmodel.build(journal.read(dir .. "/diag-clean-3guests.jsonl"))
   check(suspects(fm) == "node g1", "the clean run at 0.25: TCG's R3 noise names g1 (as recorded): "
         .. suspects(fm))
+  -- a suspect must be seen twice: the launcher measures its pairs again
+  -- (phase "confirm", the same record shape); copies of the recorded pair
+  -- records stand for the repeat, their R3 figure as given
+  local function confirmed(path, node, v)
+    local recs = journal.read(dir .. path)
+    local last = #recs
+    for i = 1, last do
+      local r = recs[i]
+      if r.type == "result" and r.phase == "pair" and (r.pair[1] == node or r.pair[2] == node) then
+        local c = cjson.decode(cjson.encode(r))
+        c.phase = "confirm"
+        if v and c.id == "R3" then c.metrics.median_us = v end
+        table.insert(recs, #recs, c)
+      end
+    end
+    return fmodel.build(recs)
+  end
+  fm = confirmed("/diag-clean-3guests.jsonl", "g1", 700)
+  local un = fm.attribution.unconfirmed
+  check(suspects(fm) == "" and #un == 1 and un[1].name == "g1"
+        and un[1].text:find("not confirmed, good when measured again: R3 g1->g2", 1, true),
+        "the clean run at 0.25, g1's pairs good when measured again: no suspect, g1 not confirmed: "
+        .. tostring(un[1] and un[1].text))
+  fm = confirmed("/diag-g2-held-60ms-3guests.jsonl", "g2")
+  check(suspects(fm) == "node g2" and fm.attribution.suspects[1].confirmed == 3
+        and fm.attribution.suspects[1].text:find("(confirmed: 3 pairs bad again", 1, true),
+        "g2 held up, its pairs as bad when measured again: node g2, confirmed: "
+        .. tostring(fm.attribution.suspects[1] and fm.attribution.suspects[1].text))
   fm = fmodel.build(with_pair_ratio(journal.read(dir .. "/diag-clean-3guests.jsonl"), 0.1))
   check(suspects(fm) == "" and #fm.flaky == 0, "the clean run at 0.1: no suspect, no FLAKY")
   -- a single slow link: g3 -> g1's R2 figure cut to a tenth (in memory),

@@ -23,6 +23,10 @@ local M = {}
 
 local BAD = { FAIL = true, ERROR = true }
 
+local function num(v)
+  return type(v) == "number" and require("strata.report.common").fmt(v) or tostring(v)
+end
+
 local function rel_of(v, ref, dir)
   if type(v) ~= "number" or type(ref) ~= "number" or ref == 0 then return nil end
   if dir == "max" then return v == 0 and math.huge or ref / v end
@@ -214,12 +218,50 @@ function M.build(fm)
       s.text = ("link %s: %s"):format(s.name, table.concat(parts, "; "))
     end
   end
+  M.confirm(fm, a, crit)
   a.flaky = M.flaky_nodes(fm)
   return a
 end
 
-local function num(v)
-  return type(v) == "number" and require("strata.report.common").fmt(v) or tostring(v)
+-- A suspect must be seen twice: each of its pairs that the launcher
+-- measured again (phase "confirm", fm.pairs.confirm) is judged against the
+-- same reference; a suspect with a re-measured pair that is good again
+-- moves to a.unconfirmed (noise, not a fault).  A suspect none of whose
+-- pairs was measured again (R7 evidence, confirm off, an older journal)
+-- stands, marked unconfirmed = true.
+function M.confirm(fm, a, crit)
+  local again = fm.pairs and fm.pairs.confirm or {}
+  local keep = {}
+  a.unconfirmed = {}
+  for _, s in ipairs(a.suspects) do
+    local seen, held = 0, true
+    local parts = {}
+    for _, e in ipairs(s.evidence) do
+      local c = not e.cell and again[e.test .. "|" .. e.a .. "|" .. e.b]
+      if c then
+        local j = judge_pair(c, e.reference, e.direction, crit)
+        e.confirm = { status = c.status, value = c.value, ratio = j.rel, bad = j.bad }
+        seen = seen + 1
+        if not j.bad then held = false end
+        parts[#parts + 1] = ("%s %s %s then %s (x%s)"):format(e.test, e.pair, num(e.value),
+          num(c.value), j.rel and ("%.2g"):format(j.rel) or c.status)
+      end
+    end
+    if seen == 0 then
+      s.unconfirmed = true
+      keep[#keep + 1] = s
+    elseif held then
+      s.confirmed = seen
+      s.text = s.text .. (" (confirmed: %d pair%s bad again on a second measurement)")
+        :format(seen, seen == 1 and "" or "s")
+      keep[#keep + 1] = s
+    else
+      s.text = ("%s %s: not confirmed, good when measured again: %s"):format(s.kind, s.name,
+        table.concat(parts, "; "))
+      a.unconfirmed[#a.unconfirmed + 1] = s
+    end
+  end
+  a.suspects = keep
 end
 
 -- "R2 g1->g2 0.0012 vs 0.025 (x0.05)" / "R2 g1->g2 FAIL: ..."
