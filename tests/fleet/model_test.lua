@@ -248,6 +248,14 @@ do
         and fm.attribution.suspects[1].text:find("(confirmed: 3 pairs bad again", 1, true),
         "g2 held up, its pairs as bad when measured again: node g2, confirmed: "
         .. tostring(fm.attribution.suspects[1] and fm.attribution.suspects[1].text))
+  -- the launcher confirmed (its "confirm" record) but measured none of
+  -- g2's pairs again: g2 is not named
+  local recs2 = journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl")
+  table.insert(recs2, #recs2, { type = "confirm", pairs = {} })
+  fm = fmodel.build(recs2)
+  check(suspects(fm) == "" and fm.attribution.unconfirmed[1]
+        and fm.attribution.unconfirmed[1].text:find("none of its pairs measured again", 1, true),
+        "confirmed without a repeat of its pairs: no suspect, g2 not confirmed")
   fm = fmodel.build(with_pair_ratio(journal.read(dir .. "/diag-clean-3guests.jsonl"), 0.1))
   check(suspects(fm) == "" and #fm.flaky == 0, "the clean run at 0.1: no suspect, no FLAKY")
   -- a single slow link: g3 -> g1's R2 figure cut to a tenth (in memory),

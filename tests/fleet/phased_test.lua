@@ -23,14 +23,14 @@ local crit = fmodel.fleet_criteria({ { id = "FLEET", metric = "admit_ratio", op 
 
 -- A fleet of n nodes: R2 1.0 Gbit/s on every pair, 0.2 through a bad
 -- node, 0.1 on a bad link, FAIL through a dead one.  Counts the pairs.
-local function fleet(n, bad_node, bad_link, dead)
+local function fleet(n, bad_node, bad_link, dead, bad2)
   local names, measured = {}, {}
   for i = 1, n do names[i] = ("s%d"):format(i) end
   local function measure(list)
     local outs = {}
     for _, p in ipairs(list) do
       local v, st = 1.0, "PASS"
-      if p[1] == bad_node or p[2] == bad_node then v = 0.2 end
+      if p[1] == bad_node or p[2] == bad_node or p[1] == bad2 or p[2] == bad2 then v = 0.2 end
       if bad_link and ((p[1] == bad_link[1] and p[2] == bad_link[2])
                        or (p[1] == bad_link[2] and p[2] == bad_link[1])) then v = 0.1 end
       if p[1] == dead or p[2] == dead then v, st = nil, "ERROR" end
@@ -57,17 +57,38 @@ check(rec.pairs == 8 and #measured == 8 and rec.admitted == 8 and rec.refused ==
 check(rec.reference and rec.reference.pair == "s1->s2" and rec.steps[1].step == "reference",
       "the reference pair s1->s2 measured first")
 
--- 2. a bad node s5: its two ring pairs fail the gate, two admitted
--- partners later it is refused; everyone else admitted
+-- 2. a bad node s5: its two ring pairs fail the gate, both with admitted
+-- nodes (s4, s6): refused without another pair; everyone else admitted
 names, measure, measured = fleet(8, "s5")
 rec = phased.run(names, measure, crit)
 local d = by(rec)
-check(rec.refused == 1 and d.s5 and not d.s5.admitted and d.s5.step == "admit",
-      "bad node s5 refused: " .. tostring(d.s5 and d.s5.why))
-check(d.s5.why:find("(x0.2, wanted admit_ratio >= 0.5)", 1, true),
-      "the reason names the ratio and the criterion")
-check(d.s6.admitted and d.s4.admitted and rec.pairs == 10,
-      ("s4, s6 admitted; %d pairs (8 ring + 2 admission)"):format(rec.pairs))
+check(rec.refused == 1 and d.s5 and not d.s5.admitted and rec.pairs == 8,
+      ("bad node s5 refused, %d pairs: %s"):format(rec.pairs, tostring(d.s5 and d.s5.why)))
+check(d.s5.why:find("with 2 admitted nodes", 1, true)
+      and d.s5.why:find("(x0.2, wanted admit_ratio >= 0.5)", 1, true),
+      "the reason names both pairs, the ratio and the criterion")
+check(d.s6.admitted and d.s4.admitted, "s4, s6 admitted")
+
+-- 2b. two bad neighbours s4, s5: each failed with one admitted node on
+-- the ring, then once more with another admitted node (one at a time)
+names, measure = fleet(8, "s4", nil, nil, "s5")
+rec = phased.run(names, measure, crit)
+d = by(rec)
+local adm = {}
+for _, s in ipairs(rec.steps) do if s.step == "admit" then adm[#adm + 1] = s.pair end end
+check(rec.refused == 2 and not d.s4.admitted and not d.s5.admitted and rec.pairs == 10
+      and table.concat(adm, ",") == "s1->s4,s2->s5",
+      ("bad s4, s5: both refused after one admission pair each (%s), %d pairs")
+      :format(table.concat(adm, ","), rec.pairs))
+
+-- 2c. a ring of 3 whose reference pair runs through the bad node s2:
+-- the gate's reference is the best pair (s3->s1), s2 refused
+names, measure = fleet(3, "s2")
+rec = phased.run(names, measure, crit)
+d = by(rec)
+check(rec.refused == 1 and not d.s2.admitted and d.s1.admitted and d.s3.admitted
+      and rec.pairs == 3 and rec.reference.best.R2.value == 1.0,
+      "ring of 3, s2 bad: s2 refused against the best pair: " .. d.s2.why)
 
 -- 3. a bad link s3-s4 (the ring pair): s4 admitted through s5 (the ring
 -- from the other side), nobody refused; the link's step says below
@@ -90,7 +111,7 @@ check(rec.reference and rec.reference.pair == "s2->s3" and not d.s1.admitted
 for _, n in ipairs { 64, 256 } do
   names, measure = fleet(n, "s7")
   rec = phased.run(names, measure, crit)
-  check(rec.pairs == n + 2 and rec.refused == 1 and rec.all_pairs == n * (n - 1) // 2,
+  check(rec.pairs == n and rec.refused == 1 and rec.all_pairs == n * (n - 1) // 2,
         ("%d nodes, one bad: %d pairs phased, %d all pairs"):format(n, rec.pairs, rec.all_pairs))
 end
 

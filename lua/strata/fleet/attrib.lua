@@ -226,9 +226,10 @@ end
 -- A suspect must be seen twice: each of its pairs that the launcher
 -- measured again (phase "confirm", fm.pairs.confirm) is judged against the
 -- same reference; a suspect with a re-measured pair that is good again
--- moves to a.unconfirmed (noise, not a fault).  A suspect none of whose
--- pairs was measured again (R7 evidence, confirm off, an older journal)
--- stands, marked unconfirmed = true.
+-- moves to a.unconfirmed (noise, not a fault), and so does one none of
+-- whose pairs could be measured again (R7 evidence alone) when the
+-- launcher confirmed (a "confirm" record).  Without that record (confirm
+-- off, an older journal) a suspect stands, marked unconfirmed = true.
 function M.confirm(fm, a, crit)
   local again = fm.pairs and fm.pairs.confirm or {}
   local keep = {}
@@ -247,7 +248,11 @@ function M.confirm(fm, a, crit)
           num(c.value), j.rel and ("%.2g"):format(j.rel) or c.status)
       end
     end
-    if seen == 0 then
+    if seen == 0 and fm.confirm_ran then
+      s.text = ("%s %s: not confirmed, none of its pairs measured again (R7 evidence only): %s")
+        :format(s.kind, s.name, s.text)
+      a.unconfirmed[#a.unconfirmed + 1] = s
+    elseif seen == 0 then
       s.unconfirmed = true
       keep[#keep + 1] = s
     elseif held then

@@ -196,6 +196,8 @@ function M.build(records, opts)
       fm.steps[#fm.steps + 1] = r
     elseif r.type == "phased" then
       fm.phased = r
+    elseif r.type == "confirm" then
+      fm.confirm_ran = r
     elseif r.node and fm.by_node[r.node] then
       if r.type == "plan" and r.phase == "node" then
         fm.by_node[r.node].plan = r

@@ -87,6 +87,25 @@ end
 
 local function label(p) return p[1] .. "->" .. p[2] end
 
+-- The gate's reference per test: the best headline among the pairs
+-- measured so far that did not FAIL or ERROR (the first pair may itself run
+-- through the bad node: on a ring of 3, two pairs of three do).
+local function best_of(outs)
+  local best = {}
+  for _, out in ipairs(outs) do
+    for id, o in pairs(out or {}) do
+      if not BAD[o.status] and type(o.value) == "number" then
+        local b = best[id]
+        if not b or (o.dir == "max" and o.value < b.value)
+           or (o.dir ~= "max" and o.value > b.value) then
+          best[id] = o
+        end
+      end
+    end
+  end
+  return best
+end
+
 -- Plan and admit.  names: the candidate nodes in allocation order;
 -- measure(pairs): runs those pairs (disjoint rounds are the caller's) and
 -- returns label -> outcome; crit: the FLEET criteria; opts: reference_tries,
@@ -99,129 +118,117 @@ function M.run(names, measure, crit, opts)
                 gate = "no FLEET.admit_ratio criterion: only FAIL/ERROR pairs refuse" }
   for _, c in ipairs(crit) do
     if c.metric == "admit_ratio" then
-      rec.gate = ("FAIL/ERROR, or a headline below %s of the reference pair's (%s)")
-        :format(c.text, c.source or "")
+      rec.gate = ("FAIL/ERROR, or a headline below %s of the best pair of the reference "
+        .. "and the ring (%s)"):format(c.text, c.source or "")
     end
   end
   local n = #names
+  rec.all_pairs = n * (n - 1) // 2
   if n < 2 then return rec end
-  local decided, admitted, order = {}, {}, {}
-  local met = {}   -- "a|b" -> true: pairs measured
-  local function note(step, p, out, verdict_, why)
-    met[p[1] .. "|" .. p[2]], met[p[2] .. "|" .. p[1]] = true, true
+  local decided, admitted = {}, {}
+  local met, whys = {}, {}   -- "a|b" -> outcome; node -> the pairs it failed
+  for _, x in ipairs(names) do whys[x] = {} end
+  local function note(step, p, out, g)
+    met[p[1] .. "|" .. p[2]], met[p[2] .. "|" .. p[1]] = out or {}, out or {}
     rec.pairs = rec.pairs + 1
     rec.steps[#rec.steps + 1] = { step = step, pair = label(p), a = p[1], b = p[2],
-                                  verdict = verdict_, why = why }
-    return out
+      verdict = g and "below the gate" or "passed", why = g and g.why }
+    if g then
+      table.insert(whys[p[1]], label(p) .. ": " .. g.why)
+      table.insert(whys[p[2]], label(p) .. ": " .. g.why)
+    end
   end
   local function admit(node, step, via, why)
     if decided[node] then return end
     decided[node] = { node = node, admitted = true, step = step, via = via, why = why }
     admitted[#admitted + 1] = node
-    order[#order + 1] = node
   end
 
-  -- 1. the reference pair: the first along the order that does not fail
-  local ref, ref_pair
+  -- 1. the reference pair: the first along the order whose rungs do not
+  -- FAIL or ERROR (RDMA works between two nodes before n more pairs run)
+  local ref_pair, ref_out
   for i = 1, math.min(ref_tries, n - 1) do
     local p = { names[i], names[i + 1] }
     local out = measure({ p })[label(p)]
     local g = M.gate(out, nil, crit)
-    note("reference", p, out, g and "refused" or "reference", g and g.why)
-    if not g then
-      ref, ref_pair = out, p
+    if g then
+      note("reference", p, out, g)
+    else
+      ref_pair, ref_out = p, out
+      met[p[1] .. "|" .. p[2]], met[p[2] .. "|" .. p[1]] = out, out
       break
     end
   end
-  if not ref then
+  if not ref_pair then
     for _, x in ipairs(names) do
       decided[x] = { node = x, admitted = false, step = "reference",
-                     why = ("no reference pair passed in %d tries"):format(math.min(ref_tries, n - 1)) }
+        why = ("no reference pair passed in %d tries: %s"):format(math.min(ref_tries, n - 1),
+          table.concat(whys[x], "; ")) }
     end
-    rec.reference = nil
   else
-    rec.reference = { pair = label(ref_pair), outcome = ref }
-    admit(ref_pair[1], "reference", label(ref_pair), "the reference pair")
-    admit(ref_pair[2], "reference", label(ref_pair), "the reference pair")
-
-    -- 2. the ring, less the pairs measured already
+    -- 2. the ring, less the pairs measured already; the gate's reference
+    -- is the best pair of the reference and the ring; a pair that passes
+    -- admits both its nodes (a bad node fails every pair through it)
+    local judged = { { ref_pair, ref_out, "reference" } }
     local ring = {}
     for _, p in ipairs(require("strata.fleet.plan").pairs(names, "ring")) do
       if not met[p[1] .. "|" .. p[2]] then ring[#ring + 1] = p end
     end
-    local outs = #ring > 0 and measure(ring) or {}
-    local good = {}
+    local ro = #ring > 0 and measure(ring) or {}
+    local outs = { ref_out }
     for _, p in ipairs(ring) do
-      local g = M.gate(outs[label(p)], ref, crit)
-      note("ring", p, outs[label(p)], g and "below the gate" or "passed", g and g.why)
-      if not g then good[#good + 1] = p end
+      outs[#outs + 1] = ro[label(p)]
+      judged[#judged + 1] = { p, ro[label(p)], "ring" }
     end
-    -- admitted through passing ring pairs from the reference outwards
-    local grew = true
-    while grew do
-      grew = false
-      for _, p in ipairs(good) do
+    local ref = best_of(outs)
+    rec.reference = { pair = label(ref_pair), best = {} }
+    for id, o in pairs(ref) do rec.reference.best[id] = { value = o.value, metric = o.metric } end
+    for _, j in ipairs(judged) do
+      local g = M.gate(j[2], ref, crit)
+      note(j[3], j[1], j[2], g)
+      if not g then
         for k = 1, 2 do
-          local x, y = p[k], p[3 - k]
-          if decided[x] and decided[x].admitted and not decided[y] then
-            admit(y, "ring", label(p), "passed the gate with admitted " .. x)
-            grew = true
-          end
+          admit(j[1][k], j[3], label(j[1]), ("passed the gate with %s"):format(j[1][3 - k]))
         end
       end
     end
 
-    -- 3. the rest one at a time, each with admitted nodes it has not met
-    local pending, tried, whys = {}, {}, {}
-    for _, x in ipairs(names) do
-      if not decided[x] then pending[#pending + 1] = x; tried[x], whys[x] = 0, {} end
-    end
-    for _, s in ipairs(rec.steps) do
-      if s.why and tried[s.a] then table.insert(whys[s.a], s.pair .. ": " .. s.why) end
-      if s.why and tried[s.b] then table.insert(whys[s.b], s.pair .. ": " .. s.why) end
+    -- 3. the rest one at a time, each with an admitted node it has not
+    -- met, until one passes or `partners` admitted nodes refused it
+    local pending = {}
+    for _, x in ipairs(names) do if not decided[x] then pending[#pending + 1] = x end end
+    local function failed_with_admitted(x)
+      local k = 0
+      for _, y in ipairs(admitted) do if met[x .. "|" .. y] then k = k + 1 end end
+      return k
     end
     while #pending > 0 do
-      local round, busy = {}, {}
+      local round, busy, left = {}, {}, {}
       for _, x in ipairs(pending) do
-        for _, y in ipairs(admitted) do
-          if not busy[y] and not met[y .. "|" .. x] then
-            busy[y] = true
-            round[#round + 1] = { y, x }
-            break
+        if failed_with_admitted(x) < partners then
+          for _, y in ipairs(admitted) do
+            if not busy[y] and not met[y .. "|" .. x] then
+              busy[y] = true
+              round[#round + 1] = { y, x }
+              break
+            end
           end
         end
       end
       if #round == 0 then break end
       local o = measure(round)
       for _, p in ipairs(round) do
-        local x = p[2]
-        tried[x] = tried[x] + 1
         local g = M.gate(o[label(p)], ref, crit)
-        note("admit", p, o[label(p)], g and "refused" or "admitted", g and g.why)
-        if g then
-          table.insert(whys[x], label(p) .. ": " .. g.why)
-        else
-          admit(x, "admit", label(p), ("passed the gate with admitted %s (%d before it failed)")
-            :format(p[1], #whys[x]))
-        end
+        note("admit", p, o[label(p)], g)
+        if not g then admit(p[2], "admit", label(p), "passed the gate with admitted " .. p[1]) end
       end
-      local left = {}
-      for _, x in ipairs(pending) do
-        if not decided[x] then
-          if tried[x] >= partners then
-            decided[x] = { node = x, admitted = false, step = "admit",
-              why = ("below the gate with %d admitted nodes: %s"):format(tried[x],
-                table.concat(whys[x], "; ")) }
-          else
-            left[#left + 1] = x
-          end
-        end
-      end
+      for _, x in ipairs(pending) do if not decided[x] then left[#left + 1] = x end end
       pending = left
     end
     for _, x in ipairs(pending) do
       decided[x] = { node = x, admitted = false, step = "admit",
-        why = "no admitted node left to pair it with: " .. table.concat(whys[x], "; ") }
+        why = ("below the gate with %d admitted node%s: %s"):format(failed_with_admitted(x),
+          failed_with_admitted(x) == 1 and "" or "s", table.concat(whys[x], "; ")) }
     end
   end
   for _, x in ipairs(names) do rec.nodes[#rec.nodes + 1] = decided[x] end
@@ -229,7 +236,6 @@ function M.run(names, measure, crit, opts)
   for _, d in ipairs(rec.nodes) do
     if d.admitted then rec.admitted = rec.admitted + 1 else rec.refused = rec.refused + 1 end
   end
-  rec.all_pairs = n * (n - 1) // 2
   return rec
 end
 

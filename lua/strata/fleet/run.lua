@@ -317,6 +317,7 @@ local function confirm(st, measure, jpath, pf)
       end
     end
   end
+  st.j:write { type = "confirm", pairs = list }
   if #list == 0 then return end
   io.stderr:write(("strata: %d suspect pair%s measured again to confirm\n")
     :format(#list, #list == 1 and "" or "s"))
@@ -506,7 +507,6 @@ function M.main(o, paths, argv)
         :format(#pairs_, #plan.rounds(pairs_), mode))
       measure(pairs_, "pair")
     end
-    confirm(st, measure, jpath, pf)
   end
 
   -- 4. incast: one receiver, the senders from the allocation
@@ -535,6 +535,9 @@ function M.main(o, paths, argv)
                  work = work(recv, "incast", phases.incast, site,
                              { senders = senders }) } })
   end
+
+  -- the suspects of the pairs and R7 so far: their pairs measured again
+  if #phases.pair > 0 and #names > 1 then confirm(st, measure, jpath, fl.pairs or {}) end
 
   -- 5. S3 from every storage client at once against the one endpoint
   if #phases.s3 > 0 and not st.interrupted then
