@@ -577,10 +577,11 @@ def diag_mode():
     prof = os.path.join(root, "lab", "thresholds.yaml")
     tag = "%d" % time.time()
     # TCG's pair figures swing with the host's load: R3's median latency
-    # 0.58 to 4.4 ms between the pairs of one clean run (2026-12-06), R2
-    # 2.8x, so the shipped FLEET.pair_ratio (0.5) names a suspect now and
-    # then; the launcher measures a suspect's pairs again and only one bad
-    # twice is named (noise seldom strikes the same pair twice)
+    # 0.55 to 4.4 ms between the pairs of one clean run (2026-12-06), R2
+    # 2.8x, and a starved guest stays slow for a while: the lab profile's
+    # FLEET.pair_ratio puts 2-10x in a WARN band (watched, not named) and
+    # the launcher measures a suspect's pairs again (named only when bad
+    # twice)
     common_args = ["--profile", prof, "--until-pass", "2",
                    "--only", "FT3", "--only", "R2", "--only", "R3", "--only", "R7",
                    "specs", os.path.join(here, "specs")]
@@ -594,7 +595,9 @@ def diag_mode():
     # (an empty Lua table is a JSON {} in lua-cjson 2.1.0: no suspect)
     check(not att.get("suspects") and att.get("flaky_cells") == 0,
           "no fault: no suspect, no FLAKY cell: %s" % att.get("suspects"))
-    print("  clean: not confirmed: %s" % [u.get("text") for u in att.get("unconfirmed") or []])
+    print("  clean: not confirmed: %s; watched: %s"
+          % ([u.get("text") for u in att.get("unconfirmed") or []],
+             [u.get("text") for u in att.get("watch") or []]))
     summ = {r[0]: r[1] for r in sheet_rows(wb["Summary"]) if r and r[0]}
     check(str(summ.get("Suspect", "")).startswith("none"),
           "Summary says: Suspect %s" % summ.get("Suspect"))
@@ -611,9 +614,11 @@ def diag_mode():
           % (bad, (p.stdout + p.stderr).strip()))
     try:
         # the pairs phased: a reference pair, the ring, the rest admitted
-        # behind FLEET.admit_ratio (set to TCG's spread, as above)
+        # behind FLEET.admit_ratio against the best pair; the held link
+        # makes R3 through g2 20-200x slower, TCG's clean pairs differ up
+        # to 8x (a ring of 3 has one clean pair here: the best itself)
         rc, out, wall = fleet_run(3, ["--site", site, "--pairs", "phased",
-                                      "--set", "FLEET.admit_ratio.min=0.05"] + common_args,
+                                      "--set", "FLEET.admit_ratio.min=0.25"] + common_args,
                                   "diag-fault", partition="rdma")
     finally:
         p = subprocess.run([sh, "link", bed, bad, "off"], capture_output=True, text=True)

@@ -258,6 +258,31 @@ do
         "confirmed without a repeat of its pairs: no suspect, g2 not confirmed")
   fm = fmodel.build(with_pair_ratio(journal.read(dir .. "/diag-clean-3guests.jsonl"), 0.1))
   check(suspects(fm) == "" and #fm.flaky == 0, "the clean run at 0.1: no suspect, no FLAKY")
+  -- the lab profile's band (lab/thresholds.yaml: FAIL below 0.1, WARN
+  -- below 0.5): the clean run's slow g1 is watched, not named; g2 held up
+  -- 60 ms is still named
+  local function banded(recs)
+    for _, c in ipairs(with_pair_ratio(recs, 0.1)) do
+      if c.type == "thresholds" then
+        for _, x in ipairs(c.criteria) do
+          if x.metric == "pair_ratio" then
+            x.warn = { op = "min", expr = 0.5, text = "pair_ratio >= 0.5", source = "model_test.lua" }
+          end
+        end
+      end
+    end
+    return recs
+  end
+  fm = fmodel.build(banded(journal.read(dir .. "/diag-clean-3guests.jsonl")))
+  local w = fm.attribution.watch
+  check(suspects(fm) == "" and #w == 1 and w[1].name == "g1"
+        and w[1].text:find("in the WARN band: R3 g1->g2", 1, true),
+        "the clean run with a WARN band at 0.5: no suspect, g1 watched: " .. tostring(w[1] and w[1].text))
+  local txt = report.summary_text(fm)
+  check(txt:find("watch: node g1", 1, true), "the summary text says Watch: node g1")
+  fm = fmodel.build(banded(journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl")))
+  check(suspects(fm) == "node g2" and #fm.attribution.watch == 0,
+        "g2 held up 60 ms with the band: node g2, nothing watched")
   -- a single slow link: g3 -> g1's R2 figure cut to a tenth (in memory),
   -- g3's other pair and g1's other pair (0.36 of the third: TCG) above
   -- pair_ratio 0.3: the link, not a node

@@ -40,8 +40,9 @@ local function judge_pair(p, ref, dir, crit)
   end
   local rel = rel_of(p.value, ref, dir)
   if rel and #crit > 0 then
-    local ck = model.judge_ratio(crit, "pair_ratio", rel)
+    local ck, warn = model.judge_ratio(crit, "pair_ratio", rel)
     if ck then return { bad = true, rel = rel, why = ck.why } end
+    if warn then return { bad = false, warn = true, rel = rel, why = warn.warn_why } end
   end
   return { bad = false, rel = rel }
 end
@@ -79,7 +80,7 @@ end
 -- Suspect nodes and links of one pair test.
 local function one_test(fm, id, list, crit, names)
   local dir = model.direction(fm.criteria, id, list[1] and list[1].metric)
-  local nodes, explained = {}, {}
+  local nodes, explained, watch = {}, {}, {}
   for _, n in ipairs(names) do
     local touch, other = {}, {}
     for _, p in ipairs(list) do
@@ -93,15 +94,18 @@ local function one_test(fm, id, list, crit, names)
           good_other = true
         end
       end
-      local ev, all_bad = {}, true
+      local ev, all_bad, all_low = {}, true, true
       for _, p in ipairs(touch) do
         local j = judge_pair(p, ref, dir, crit)
         if not j.bad then all_bad = false end
+        if not j.bad and not j.warn then all_low = false end
         ev[#ev + 1] = evidence_of(p, ref, j, dir)
       end
       if all_bad and good_other then
         nodes[n] = ev
         for _, p in ipairs(touch) do explained[p] = true end
+      elseif all_low and good_other then
+        watch[n] = ev    -- every pair in the WARN band or worse: watched, not named
       end
     end
   end
@@ -117,7 +121,7 @@ local function one_test(fm, id, list, crit, names)
       end
     end
   end
-  return nodes, links
+  return nodes, links, watch
 end
 
 -- R7: per multi-sender cell, each sender's share against the cell's median
@@ -168,8 +172,13 @@ function M.build(fm)
   local ids = {}
   for id in pairs(by) do ids[#ids + 1] = id end
   table.sort(ids)
+  local watch = {}
   for _, id in ipairs(ids) do
-    local nodes, l = one_test(fm, id, by[id], crit, names)
+    local nodes, l, w = one_test(fm, id, by[id], crit, names)
+    for n, ev in pairs(w) do
+      watch[n] = watch[n] or {}
+      for _, e in ipairs(ev) do table.insert(watch[n], e) end
+    end
     for n, ev in pairs(nodes) do
       by_node[n] = by_node[n] or {}
       for _, e in ipairs(ev) do table.insert(by_node[n], e) end
@@ -216,6 +225,17 @@ function M.build(fm)
       local parts = {}
       for _, e in ipairs(s.evidence) do parts[#parts + 1] = M.evidence_text(e) end
       s.text = ("link %s: %s"):format(s.name, table.concat(parts, "; "))
+    end
+  end
+  -- nodes every pair of some test puts in the WARN band (and not named)
+  a.watch = {}
+  for _, n in ipairs(names) do
+    if watch[n] and not by_node[n] then
+      local parts = {}
+      for _, e in ipairs(watch[n]) do parts[#parts + 1] = M.evidence_text(e) end
+      a.watch[#a.watch + 1] = { kind = "node", name = n, evidence = watch[n],
+        text = ("node %s: every pair through it in the WARN band: %s"):format(n,
+          table.concat(parts, "; ")) }
     end
   end
   M.confirm(fm, a, crit)

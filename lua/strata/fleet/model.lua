@@ -80,6 +80,13 @@ function M.fleet_criteria(criteria, run)
       x.limit = thresholds.parse_limit(c.expr, {})
       x.ref = x.ref or x.limit.ref
       x.text = x.text or thresholds.text(x)
+      if c.warn then   -- its WARN band (e.g. the lab profile's pair_ratio)
+        local w = { id = c.id, metric = c.metric, op = c.warn.op, expr = c.warn.expr,
+                    source = c.warn.source, band = "warn",
+                    limit = thresholds.parse_limit(c.warn.expr, {}) }
+        w.text = c.warn.text or thresholds.text(w)
+        x.warn = w
+      end
       out[#out + 1] = x
     end
   end
@@ -104,13 +111,17 @@ function M.ratio_of(crit)
 end
 
 -- The first FLEET check on metric (node_ratio, pair_ratio) that a ratio
--- fails (thresholds.judge), or nil.
+-- fails (thresholds.judge), or nil; and, when none fails, the first past
+-- its WARN band (ck.warn, ck.warn_why).
 function M.judge_ratio(crit, metric, rel)
   local mine = {}
   for _, c in ipairs(crit) do if c.metric == metric then mine[#mine + 1] = c end end
   local checks = require("strata.thresholds").judge(mine, { metrics = { [metric] = rel } })
   for _, ck in ipairs(checks) do
     if not ck.ok then return ck end
+  end
+  for _, ck in ipairs(checks) do
+    if ck.warn then return nil, ck end
   end
 end
 

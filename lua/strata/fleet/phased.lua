@@ -28,11 +28,15 @@ M.DEFAULTS = { reference_tries = 3, partners = 2 }
 local BAD = { FAIL = true, ERROR = true }
 
 -- One pair's outcome per pair test from its result records (as the node
--- journaled them): { [id] = { status, reason, value, metric, dir } }.
+-- journaled them, in order): { [id] = { status, reason, value, metric,
+-- dir } }.
 function M.outcome(recs, criteria)
+  -- the last try of a cell stands for it (--until-pass, --repeat)
+  local last = {}
+  for i, r in ipairs(recs) do last[r.id .. "|" .. tostring(r.cell_index)] = i end
   local by, ids = {}, {}
-  for _, r in ipairs(recs) do
-    if r.type == "result" and not r.superseded then
+  for i, r in ipairs(recs) do
+    if r.type == "result" and last[r.id .. "|" .. tostring(r.cell_index)] == i then
       if not by[r.id] then
         by[r.id] = {}
         ids[#ids + 1] = r.id
@@ -106,134 +110,151 @@ local function best_of(outs)
   return best
 end
 
+-- One phased run's state: S.rec (the journal record), S.decided (node ->
+-- decision), S.admitted (in order), S.met ("a|b" -> outcome, both ways),
+-- S.whys (node -> the gate's words on its pairs below it).
+local function note(S, step, p, out, g)
+  S.met[p[1] .. "|" .. p[2]], S.met[p[2] .. "|" .. p[1]] = out or {}, out or {}
+  S.rec.pairs = S.rec.pairs + 1
+  S.rec.steps[#S.rec.steps + 1] = { step = step, pair = label(p), a = p[1], b = p[2],
+    verdict = g and "below the gate" or "passed", why = g and g.why }
+  if g then
+    table.insert(S.whys[p[1]], label(p) .. ": " .. g.why)
+    table.insert(S.whys[p[2]], label(p) .. ": " .. g.why)
+  end
+end
+
+local function admit(S, node, step, via, why)
+  if S.decided[node] then return end
+  S.decided[node] = { node = node, admitted = true, step = step, via = via, why = why }
+  S.admitted[#S.admitted + 1] = node
+end
+
+-- 1. the reference pair: the first along the order whose rungs do not
+-- FAIL or ERROR (RDMA works between two nodes before n more pairs run).
+local function reference(S)
+  local names = S.names
+  for i = 1, math.min(S.ref_tries, #names - 1) do
+    local p = { names[i], names[i + 1] }
+    local out = S.measure({ p })[label(p)]
+    local g = M.gate(out, nil, S.crit)
+    if not g then
+      S.met[p[1] .. "|" .. p[2]], S.met[p[2] .. "|" .. p[1]] = out, out
+      return p, out
+    end
+    note(S, "reference", p, out, g)
+  end
+end
+
+-- 2. the ring, less the pairs measured already; the gate's reference is
+-- the best pair of the reference and the ring; a pair that passes admits
+-- both its nodes (a bad node fails every pair through it).  Returns the
+-- gate's reference.
+local function ring(S, ref_pair, ref_out)
+  local judged, todo = { { ref_pair, ref_out, "reference" } }, {}
+  for _, p in ipairs(require("strata.fleet.plan").pairs(S.names, "ring")) do
+    if not S.met[p[1] .. "|" .. p[2]] then todo[#todo + 1] = p end
+  end
+  local ro = #todo > 0 and S.measure(todo) or {}
+  local outs = { ref_out }
+  for _, p in ipairs(todo) do
+    outs[#outs + 1] = ro[label(p)]
+    judged[#judged + 1] = { p, ro[label(p)], "ring" }
+  end
+  local ref = best_of(outs)
+  S.rec.reference = { pair = label(ref_pair), best = {} }
+  for id, o in pairs(ref) do S.rec.reference.best[id] = { value = o.value, metric = o.metric } end
+  for _, j in ipairs(judged) do
+    local g = M.gate(j[2], ref, S.crit)
+    note(S, j[3], j[1], j[2], g)
+    if not g then
+      for k = 1, 2 do
+        admit(S, j[1][k], j[3], label(j[1]), ("passed the gate with %s"):format(j[1][3 - k]))
+      end
+    end
+  end
+  return ref
+end
+
+-- 3. the rest one at a time, each with an admitted node it has not met
+-- (rounds of disjoint pairs), until one passes or `partners` admitted
+-- nodes (ring pairs included) had it below the gate.
+local function admit_rest(S, ref)
+  local pending = {}
+  for _, x in ipairs(S.names) do if not S.decided[x] then pending[#pending + 1] = x end end
+  local function failed_with_admitted(x)
+    local k = 0
+    for _, y in ipairs(S.admitted) do if S.met[x .. "|" .. y] then k = k + 1 end end
+    return k
+  end
+  while #pending > 0 do
+    local round, busy, left = {}, {}, {}
+    for _, x in ipairs(pending) do
+      if failed_with_admitted(x) < S.partners then
+        for _, y in ipairs(S.admitted) do
+          if not busy[y] and not S.met[y .. "|" .. x] then
+            busy[y] = true
+            round[#round + 1] = { y, x }
+            break
+          end
+        end
+      end
+    end
+    if #round == 0 then break end
+    local o = S.measure(round)
+    for _, p in ipairs(round) do
+      local g = M.gate(o[label(p)], ref, S.crit)
+      note(S, "admit", p, o[label(p)], g)
+      if not g then admit(S, p[2], "admit", label(p), "passed the gate with admitted " .. p[1]) end
+    end
+    for _, x in ipairs(pending) do if not S.decided[x] then left[#left + 1] = x end end
+    pending = left
+  end
+  for _, x in ipairs(pending) do
+    local k = failed_with_admitted(x)
+    S.decided[x] = { node = x, admitted = false, step = "admit",
+      why = ("below the gate with %d admitted node%s: %s"):format(k, k == 1 and "" or "s",
+        table.concat(S.whys[x], "; ")) }
+  end
+end
+
 -- Plan and admit.  names: the candidate nodes in allocation order;
 -- measure(pairs): runs those pairs (disjoint rounds are the caller's) and
 -- returns label -> outcome; crit: the FLEET criteria; opts: reference_tries,
 -- partners.  Returns the record the fleet journal keeps (type "phased").
 function M.run(names, measure, crit, opts)
   opts = opts or {}
-  local ref_tries = opts.reference_tries or M.DEFAULTS.reference_tries
-  local partners = opts.partners or M.DEFAULTS.partners
-  local rec = { type = "phased", nodes = {}, steps = {}, pairs = 0,
-                gate = "no FLEET.admit_ratio criterion: only FAIL/ERROR pairs refuse" }
+  local n = #names
+  local S = { names = names, measure = measure, crit = crit,
+              ref_tries = opts.reference_tries or M.DEFAULTS.reference_tries,
+              partners = opts.partners or M.DEFAULTS.partners,
+              decided = {}, admitted = {}, met = {}, whys = {},
+              rec = { type = "phased", nodes = {}, steps = {}, pairs = 0,
+                      all_pairs = n * (n - 1) // 2,
+                      gate = "no FLEET.admit_ratio criterion: only FAIL/ERROR pairs refuse" } }
   for _, c in ipairs(crit) do
     if c.metric == "admit_ratio" then
-      rec.gate = ("FAIL/ERROR, or a headline below %s of the best pair of the reference "
+      S.rec.gate = ("FAIL/ERROR, or a headline below %s of the best pair of the reference "
         .. "and the ring (%s)"):format(c.text, c.source or "")
     end
   end
-  local n = #names
-  rec.all_pairs = n * (n - 1) // 2
-  if n < 2 then return rec end
-  local decided, admitted = {}, {}
-  local met, whys = {}, {}   -- "a|b" -> outcome; node -> the pairs it failed
-  for _, x in ipairs(names) do whys[x] = {} end
-  local function note(step, p, out, g)
-    met[p[1] .. "|" .. p[2]], met[p[2] .. "|" .. p[1]] = out or {}, out or {}
-    rec.pairs = rec.pairs + 1
-    rec.steps[#rec.steps + 1] = { step = step, pair = label(p), a = p[1], b = p[2],
-      verdict = g and "below the gate" or "passed", why = g and g.why }
-    if g then
-      table.insert(whys[p[1]], label(p) .. ": " .. g.why)
-      table.insert(whys[p[2]], label(p) .. ": " .. g.why)
-    end
-  end
-  local function admit(node, step, via, why)
-    if decided[node] then return end
-    decided[node] = { node = node, admitted = true, step = step, via = via, why = why }
-    admitted[#admitted + 1] = node
-  end
-
-  -- 1. the reference pair: the first along the order whose rungs do not
-  -- FAIL or ERROR (RDMA works between two nodes before n more pairs run)
-  local ref_pair, ref_out
-  for i = 1, math.min(ref_tries, n - 1) do
-    local p = { names[i], names[i + 1] }
-    local out = measure({ p })[label(p)]
-    local g = M.gate(out, nil, crit)
-    if g then
-      note("reference", p, out, g)
-    else
-      ref_pair, ref_out = p, out
-      met[p[1] .. "|" .. p[2]], met[p[2] .. "|" .. p[1]] = out, out
-      break
-    end
-  end
-  if not ref_pair then
-    for _, x in ipairs(names) do
-      decided[x] = { node = x, admitted = false, step = "reference",
-        why = ("no reference pair passed in %d tries: %s"):format(math.min(ref_tries, n - 1),
-          table.concat(whys[x], "; ")) }
-    end
+  if n < 2 then return S.rec end
+  for _, x in ipairs(names) do S.whys[x] = {} end
+  local ref_pair, ref_out = reference(S)
+  if ref_pair then
+    admit_rest(S, ring(S, ref_pair, ref_out))
   else
-    -- 2. the ring, less the pairs measured already; the gate's reference
-    -- is the best pair of the reference and the ring; a pair that passes
-    -- admits both its nodes (a bad node fails every pair through it)
-    local judged = { { ref_pair, ref_out, "reference" } }
-    local ring = {}
-    for _, p in ipairs(require("strata.fleet.plan").pairs(names, "ring")) do
-      if not met[p[1] .. "|" .. p[2]] then ring[#ring + 1] = p end
-    end
-    local ro = #ring > 0 and measure(ring) or {}
-    local outs = { ref_out }
-    for _, p in ipairs(ring) do
-      outs[#outs + 1] = ro[label(p)]
-      judged[#judged + 1] = { p, ro[label(p)], "ring" }
-    end
-    local ref = best_of(outs)
-    rec.reference = { pair = label(ref_pair), best = {} }
-    for id, o in pairs(ref) do rec.reference.best[id] = { value = o.value, metric = o.metric } end
-    for _, j in ipairs(judged) do
-      local g = M.gate(j[2], ref, crit)
-      note(j[3], j[1], j[2], g)
-      if not g then
-        for k = 1, 2 do
-          admit(j[1][k], j[3], label(j[1]), ("passed the gate with %s"):format(j[1][3 - k]))
-        end
-      end
-    end
-
-    -- 3. the rest one at a time, each with an admitted node it has not
-    -- met, until one passes or `partners` admitted nodes refused it
-    local pending = {}
-    for _, x in ipairs(names) do if not decided[x] then pending[#pending + 1] = x end end
-    local function failed_with_admitted(x)
-      local k = 0
-      for _, y in ipairs(admitted) do if met[x .. "|" .. y] then k = k + 1 end end
-      return k
-    end
-    while #pending > 0 do
-      local round, busy, left = {}, {}, {}
-      for _, x in ipairs(pending) do
-        if failed_with_admitted(x) < partners then
-          for _, y in ipairs(admitted) do
-            if not busy[y] and not met[y .. "|" .. x] then
-              busy[y] = true
-              round[#round + 1] = { y, x }
-              break
-            end
-          end
-        end
-      end
-      if #round == 0 then break end
-      local o = measure(round)
-      for _, p in ipairs(round) do
-        local g = M.gate(o[label(p)], ref, crit)
-        note("admit", p, o[label(p)], g)
-        if not g then admit(p[2], "admit", label(p), "passed the gate with admitted " .. p[1]) end
-      end
-      for _, x in ipairs(pending) do if not decided[x] then left[#left + 1] = x end end
-      pending = left
-    end
-    for _, x in ipairs(pending) do
-      decided[x] = { node = x, admitted = false, step = "admit",
-        why = ("below the gate with %d admitted node%s: %s"):format(failed_with_admitted(x),
-          failed_with_admitted(x) == 1 and "" or "s", table.concat(whys[x], "; ")) }
+    for _, x in ipairs(names) do
+      S.decided[x] = { node = x, admitted = false, step = "reference",
+        why = ("no reference pair passed in %d tries: %s"):format(
+          math.min(S.ref_tries, n - 1), table.concat(S.whys[x], "; ")) }
     end
   end
-  for _, x in ipairs(names) do rec.nodes[#rec.nodes + 1] = decided[x] end
+  local rec = S.rec
   rec.admitted, rec.refused = 0, 0
-  for _, d in ipairs(rec.nodes) do
+  for _, x in ipairs(names) do
+    local d = S.decided[x]
+    rec.nodes[#rec.nodes + 1] = d
     if d.admitted then rec.admitted = rec.admitted + 1 else rec.refused = rec.refused + 1 end
   end
   return rec

@@ -20,6 +20,7 @@ function M.lines(fm)
   end
   for _, s in ipairs(a.suspects) do out[#out + 1] = { "Suspect " .. s.kind, s.text } end
   for _, s in ipairs(a.unconfirmed or {}) do out[#out + 1] = { "Not confirmed", s.text } end
+  for _, s in ipairs(a.watch or {}) do out[#out + 1] = { "Watch", s.text } end
   local ph = fm.phased
   if ph then
     local refused = {}
@@ -372,7 +373,11 @@ function M.json(fm)
     unconfirmed[#unconfirmed + 1] = { kind = s.kind, name = s.name, text = s.text,
                                       evidence = s.evidence }
   end
-  return { rule = a.rule, suspects = suspects, unconfirmed = unconfirmed,
+  local watch = {}
+  for _, s in ipairs(a.watch or {}) do
+    watch[#watch + 1] = { kind = s.kind, name = s.name, text = s.text, evidence = s.evidence }
+  end
+  return { rule = a.rule, suspects = suspects, unconfirmed = unconfirmed, watch = watch,
            flaky_nodes = a.flaky, flaky_cells = #(fm.flaky or {}), phased = fm.phased }
 end
 

@@ -384,7 +384,9 @@ function M.main(o, paths, argv)
   local crit = {}
   for _, c in ipairs(s.criteria) do
     crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
-                        ref = c.ref, text = c.text, source = c.source }
+                        ref = c.ref, text = c.text, source = c.source,
+                        warn = c.warn and { op = c.warn.op, expr = c.warn.expr,
+                                            text = c.warn.text, source = c.warn.source } }
   end
   j:write { type = "thresholds", criteria = crit }
   local fcrit = require("strata.fleet.model").fleet_criteria(crit)
