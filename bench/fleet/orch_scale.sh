@@ -10,7 +10,8 @@
 # the run's wall and its phases from the fleet journal, and the peak
 # resident memory of the largest process in salloc's tree (GNU time's
 # %M: the launcher, or an srun it waited for).  Run under the heavy-test
-# lock; the bed is stopped at the end.
+# lock; the bed is stopped at the end, each fleet journal copied to
+# BUILD/orch-N-MODE.jsonl first.
 set -eu
 [ $# -ge 3 ] || { echo "usage: $0 BUILD N MODE..." >&2; exit 2; }
 build=$(cd "$1" && pwd); n=$2; shift 2
@@ -32,11 +33,12 @@ for mode in "$@"; do
     --set H1.load1_per_cpu.max=none --only H1 --only R2 -o "$out.xlsx" \
     "$root/specs" >"$out.log" 2>&1 || true
   t1=$(date +%s.%N)
+  cp "$out.jsonl" "$build/orch-$n-$mode.jsonl"   # the bed's folder goes at the end
   /usr/bin/python3 - "$out.jsonl" "$mode" "$n" "$(tail -1 "$out.time")" "$t0" "$t1" <<'PY'
 import json, sys
 path, mode, n, rss, t0, t1 = sys.argv[1:]
 recs = [json.loads(l) for l in open(path)]
-pairs = [r for r in recs if r.get("type") == "result" and r.get("phase") == "pair"]
+pairs = {tuple(r["pair"]) for r in recs if r.get("type") == "result" and r.get("phase") == "pair"}
 steps = {}
 for r in recs:
     if r.get("type") == "step":

@@ -188,6 +188,12 @@ def run_mode():
     b01 = [r for r in res if r["id"] == "B01"]
     check(len(b01) == 3 and all(r["status"] == "PASS" for r in b01), "B01 PASS from 3 clients")
     doc = json.load(open(out + ".json"))
+    att = doc.get("attribution") or {}
+    check(not att.get("suspects"),
+          "a clean run names no suspect (lab profile: FLEET.pair_ratio WARN band, "
+          "suspects confirmed by a repeat): %s; watched: %s"
+          % ([x.get("text") for x in att.get("suspects") or []],
+             [x.get("text") for x in att.get("watch") or []]))
     row = [x for x in doc["s3"] if x["id"] == "B01"][0]
     for op in ("get", "put"):
         samples = []
@@ -336,6 +342,12 @@ def rdma_mode():
           "R7 with 2 senders: g2 and g3 wrote into g1 (rxe0 rcvd_pkts +%s)"
           % mt.get("delta.rdma.rxe0.1.rcvd_pkts"))
     doc = json.load(open(out + ".json"))
+    att = doc.get("attribution") or {}
+    check(not att.get("suspects"),
+          "a clean run names no suspect (lab profile: FLEET.pair_ratio WARN band, "
+          "suspects confirmed by a repeat): %s; watched: %s"
+          % ([x.get("text") for x in att.get("suspects") or []],
+             [x.get("text") for x in att.get("watch") or []]))
     row = [x for x in doc["s3"] if x["id"] == "B01"]
     b01 = [r for r in res if r["id"] == "B01"]
     for op in ("get", "put"):
