@@ -154,6 +154,9 @@ do
   local code, text = rc(exe .. " run --until-pass 2 --only H1 " .. specs)
   check(code == 2 and text:find("fleet option", 1, true),
         "strata run --until-pass without --fleet: exit 2: " .. text)
+  code, text = rc(exe .. " run --pairs phased --only H1 " .. specs)
+  check(code == 2 and text:find("--pairs is a fleet option", 1, true),
+        "strata run --pairs without --fleet: exit 2: " .. text)
   code, text = rc(exe .. " check " .. specs .. " --set FLEET.node_ratio.min=0.85"
                   .. " --set FLEET.pair_ratio.min=0.3")
   check(code == 0, "strata check --set FLEET.node_ratio.min=0.85: exit 0: " .. text)

@@ -115,6 +115,12 @@ for _, n in ipairs { 64, 256 } do
         ("%d nodes, one bad: %d pairs phased, %d all pairs"):format(n, rec.pairs, rec.all_pairs))
 end
 
+-- 5b. a mode that is none of ring, all, phased: a usage error naming it
+local ok, err = pcall(require("strata.fleet.plan").check_mode, "pairwise", "--pairs")
+check(not ok and require("strata.args").is_usage_error(err)
+      and err.msg == "--pairs: 'pairwise' is not ring, all or phased",
+      "--pairs pairwise: a usage error: " .. tostring(type(err) == "table" and err.msg or err))
+
 -- 6. the gate on real pair records: R3 g1->g2 held up 60 ms against the
 -- g3->g1 pair as reference
 local recs = journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl")
