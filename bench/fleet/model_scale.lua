@@ -10,8 +10,8 @@
 -- default; MODE all-uncapped for every pair) or phased (strata.fleet.phased:
 -- its planner fed the same figures; the pairs it measured become the
 -- records, its record joins the journal).  It measures the
--- model, not Slurm: the orchestration at 64 namespace nodes is in
--- docs/fleet.md ("Measured here").  Prints the wall of each step and
+-- model, not Slurm: bench/fleet/orch_scale.sh runs the orchestration on
+-- N namespace nodes (docs/fleet.md, "At scale").  Prints the wall of each step and
 -- whether the suspect came out as s7, and the process's peak resident
 -- memory (VmHWM, /proc/self/status: proc(5)).
 local journal = require "strata.journal"
