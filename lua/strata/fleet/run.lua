@@ -298,6 +298,47 @@ function M.tries(o)
   return math.tointeger(n), o["repeat"] and "repeat" or "until_pass"
 end
 
+-- The pair rungs between node pairs, in rounds of disjoint pairs, each
+-- pair driven from its first node against the second's agent (a dead
+-- agent: the pair's rows ERROR, saying so).  c: agents, base_site, tests,
+-- work, peer_site, crit.  Returns measure(list, phase) -> label ->
+-- outcome per test (strata.fleet.phased.outcome): phased decides its next
+-- pairs from them, the confirmation re-measures with phase "confirm".
+local function pair_measure(st, c)
+  return function(list, phase)
+    local outs = {}
+    for _, round in ipairs(plan.rounds(list)) do
+      if st.interrupted then break end
+      local tasks, recs = {}, {}
+      for _, p in ipairs(round) do
+        local a, b = p[1], p[2]
+        local label = a .. "->" .. b
+        recs[label] = {}
+        if c.agents[b].dead then
+          for _, t in ipairs(c.tests) do
+            local r = M.synthetic_result(t, a, phase, "ERROR",
+                        ("no far end on %s: %s"):format(b, c.agents[b].dead), { a, b })
+            st.j:write(r)
+            table.insert(recs[label], r)
+          end
+        else
+          local site = deepcopy(c.base_site)
+          site.rdma = site.rdma or {}
+          site.rdma.peer = "fleet-" .. b
+          c.peer_site(site, { ["fleet-" .. b] = b })
+          tasks[#tasks + 1] = { node = a, phase = phase, pair = { a, b },
+                                work = c.work(a, "pair", c.tests, site, { pair = { a, b } }),
+                                label = label }
+        end
+      end
+      if #tasks > 0 then step(st, tasks) end
+      for _, t in ipairs(tasks) do recs[t.label] = t.recs end
+      for label, rs in pairs(recs) do outs[label] = phased.outcome(rs, c.crit) end
+    end
+    return outs
+  end
+end
+
 -- A suspect must be seen twice: the pairs that are evidence against a
 -- suspect of the pairs so far (strata.fleet.attrib on the journal as it
 -- stands) are measured once more (site.fleet.pairs.confirm: false turns
@@ -453,41 +494,10 @@ function M.main(o, paths, argv)
     return site
   end
 
-  -- 3. pairs: rounds of disjoint pairs, each pair driven from its first
-  -- node; phased (strata.fleet.phased) decides the next pairs from the
-  -- last ones' outcomes.  measure(list) -> label -> outcome per test.
-  local function measure(list, phase)
-    local outs = {}
-    for _, round in ipairs(plan.rounds(list)) do
-      if st.interrupted then break end
-      local tasks, recs = {}, {}
-      for _, p in ipairs(round) do
-        local a, b = p[1], p[2]
-        local label = a .. "->" .. b
-        recs[label] = {}
-        if agents[b].dead then
-          for _, t in ipairs(phases.pair) do
-            local r = M.synthetic_result(t, a, phase, "ERROR",
-                        ("no far end on %s: %s"):format(b, agents[b].dead), { a, b })
-            st.j:write(r)
-            table.insert(recs[label], r)
-          end
-        else
-          local site = deepcopy(base_site)
-          site.rdma = site.rdma or {}
-          site.rdma.peer = "fleet-" .. b
-          peer_site(site, { ["fleet-" .. b] = b })
-          tasks[#tasks + 1] = { node = a, phase = phase, pair = { a, b },
-                                work = work(a, "pair", phases.pair, site, { pair = { a, b } }),
-                                label = label }
-        end
-      end
-      if #tasks > 0 then step(st, tasks) end
-      for _, t in ipairs(tasks) do recs[t.label] = t.recs end
-      for label, rs in pairs(recs) do outs[label] = phased.outcome(rs, crit) end
-    end
-    return outs
-  end
+  -- 3. pairs: rounds of disjoint pairs (phased decides the next pairs
+  -- from the last ones' outcomes)
+  local measure = pair_measure(st, { agents = agents, base_site = base_site,
+    tests = phases.pair, work = work, peer_site = peer_site, crit = crit })
   if #phases.pair > 0 and #names > 1 and not st.interrupted then
     local pf = fl.pairs or {}
     local mode = o.pairs or pf.mode or "ring"
