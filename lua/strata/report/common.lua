@@ -171,4 +171,25 @@ function M.write_file(who, path, text)
   end
 end
 
+-- "2026-11-29T19:00:00Z" -> seconds (for differences only), or nil.
+local function iso_seconds(s)
+  local y, mo, d, h, mi, sec = tostring(s or ""):match(
+    "^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+%.?%d*)")
+  if not y then return nil end
+  return os.time { year = tonumber(y), month = tonumber(mo), day = tonumber(d),
+                   hour = tonumber(h), min = tonumber(mi), sec = 0,
+                   isdst = false } + tonumber(sec)
+end
+
+-- How long from ISO time a to b: "42 s", "3 min 5 s", "2 h 10 min"; nil
+-- when either is missing or b is before a.
+function M.duration_text(a, b)
+  local s0, s1 = iso_seconds(a), iso_seconds(b)
+  if not s0 or not s1 or s1 < s0 then return nil end
+  local s = math.floor(s1 - s0 + 0.5)
+  if s < 60 then return ("%d s"):format(s) end
+  if s < 3600 then return ("%d min %d s"):format(s // 60, s % 60) end
+  return ("%d h %d min"):format(s // 3600, (s % 3600) // 60)
+end
+
 return M
