@@ -102,6 +102,47 @@ end
 M.formats = make_formats
 M.VERDICT_COLORS = VERDICT_COLORS
 
+-- The fleet workbook's own look: a smaller title, a lighter header blue,
+-- fixed column widths (fleet/report.lua and fleet/sheets/).
+function M.fleet_formats(wb)
+  local F = {
+    title = wb:format { bold = true, font_size = 16, font_color = "#1F3864" },
+    h2 = wb:format { bold = true, font_size = 12, font_color = "#2F5597" },
+    header = wb:format { bold = true, font_color = "#FFFFFF", bg_color = "#2F5597",
+                         border = 1, wrap = true, valign = "vcenter" },
+    text = wb:format { border = 1, valign = "top" },
+    wrap = wb:format { border = 1, valign = "top", wrap = true },
+    key = wb:format { bold = true, border = 1 },
+    note = wb:format { italic = true, font_color = "#595959" },
+    num = wb:format { border = 1, num_format = "0.###" },
+    outlier = wb:format { border = 1, bg_color = "#FFEB9C", font_color = "#9C5700",
+                          num_format = "0.###" },
+    outlier_wrap = wb:format { border = 1, bg_color = "#FFEB9C", font_color = "#9C5700",
+                               wrap = true, valign = "top" },
+    status = {},
+  }
+  for s, c in pairs(common.STATUS_COLORS) do
+    F.status[s] = wb:format { border = 1, bold = true, align = "center",
+                              bg_color = c.bg, font_color = c.fg }
+  end
+  F.for_status = function(s) return F.status[s] or F.text end
+  return F
+end
+
+-- A worksheet with fixed column widths (widths[1] is column A), landscape,
+-- printed one page wide: the fleet's sheets, written with ws:write.
+function M.plain(ctx, name, widths)
+  local ws = ctx.wb:worksheet(name)
+  ws:setup { landscape = true, fit_width = 1, fit_height = 0 }
+  for c, w in ipairs(widths or {}) do ws:set_column(c - 1, c - 1, w) end
+  return ws
+end
+
+-- A header row of texts at row r from column A.
+function M.header(ws, F, r, cols)
+  for c, h in ipairs(cols) do ws:write(r, c - 1, h, F.header) end
+end
+
 -- A workbook at path with the formats and the sheet-name registry the
 -- sheets take: wb, ctx.  o.reserved: names taken first (a link may point
 -- at a sheet written later); o.properties: the document properties.  The
