@@ -14,8 +14,8 @@ local M = {}
 -- Each module: names (the sheet names it writes, reserved before any is
 -- written: the Summary links to the test sheets), plan(ctx, model)
 -- (optional, before any sheet is written) and write(ctx, model).
-M.SHEETS = { "summary", "tests", "metrics", "counters", "thresholds",
-             "inventory", "run" }
+M.SHEETS = { "summary", "tests", "warnings", "metrics", "counters",
+             "thresholds", "inventory", "run" }
 
 local function check_model(model)
   if type(model) ~= "table" then
