@@ -12,28 +12,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../pylib"))
 from strata_test import Tmp, strata  # noqa: E402
 
-# W1 crosses its warn limit (p99 25 us: within 3 x p50 = 30, past 2 x p50
-# = 20); W2 passes plainly; W4's cell n=1 warns (10 < 15), n=2 does not.
-SPEC = '''
-test {
-  id = "W1", layer = "host", title = "latency stable",
-  criteria = {
-    lat_p99_us = { max = "3 * lat_p50_us", warn = { max = "2 * lat_p50_us" } },
-  },
-  units = { lat_p99_us = "us", lat_p50_us = "us" },
-  run = function() return { lat_p50_us = 10, lat_p99_us = 25 } end,
-}
-test {
-  id = "W2", layer = "host", title = "plain",
-  criteria = { answer = { eq = 42 } },
-  run = function() return { answer = 42 } end,
-}
-test {
-  id = "W4", layer = "verbs", title = "matrix", matrix = { n = { 1, 2 } },
-  criteria = { bw = { min = 5, warn = { min = 15 } } },
-  run = function(t) return { bw = 10 * t.cell.n } end,
-}
-'''
+# The criterion tests' spec: W1 crosses its warn limit (p99 25 us: within
+# 3 x p50 = 30, past 2 x p50 = 20); W2 and W3 pass plainly; W4's cell n=1
+# warns (10 < 15), n=2 does not.
+sys.path.insert(0, os.path.join(HERE, "../spec"))
+from criteria_test import WARN_SPEC as SPEC  # noqa: E402
 PLAIN = '''
 test {
   id = "P1", layer = "host", title = "plain",
@@ -57,7 +40,7 @@ class Warnings(Tmp):
                                   "Source"])
         rows = [[c.value for c in r] for r in ws.iter_rows(min_row=5)]
         self.assertEqual([r[:6] for r in rows],
-                         [["W1", "host", None, "lat_p99_us", 25, "us"],
+                         [["W1", "host", None, "lat_p99_us", 25, None],
                           ["W4", "verbs", "n=1", "bw", 10, None]])
         self.assertEqual(rows[0][6], "lat_p99_us <= 3 x lat_p50_us (= 30); "
                          "warn: lat_p99_us <= 2 x lat_p50_us (= 20)")
