@@ -145,8 +145,9 @@ end
 
 -- A workbook at path with the formats and the sheet-name registry the
 -- sheets take: wb, ctx.  o.reserved: names taken first (a link may point
--- at a sheet written later); o.properties: the document properties.  The
--- caller closes wb (`local wb <close>, ctx = sheet.open(...)`).
+-- at a sheet written later); o.properties: the document properties;
+-- o.formats: the format maker (the run's, or fleet_formats).  The caller
+-- closes wb (`local wb <close>, ctx = sheet.open(...)`).
 function M.open(path, o)
   o = o or {}
   local wb = xl.workbook(path)
