@@ -150,6 +150,18 @@ function M.utf8_clean(s)
   return table.concat(out)
 end
 
+-- The run model's text (text_of(model)) written at path by write_file,
+-- after checking both; who ("report.json") names the writer in every error.
+function M.write_model(who, path, model, text_of)
+  if type(path) ~= "string" or path == "" then
+    error(who .. ": output path must be a non-empty string", 0)
+  end
+  if type(model) ~= "table" then
+    error(who .. ": model must be a table, got " .. type(model), 0)
+  end
+  M.write_file(who, path, text_of(model))
+end
+
 -- Write text to path through path.tmp + rename; raises
 -- "<who>: cannot write <path>: <reason>".
 function M.write_file(who, path, text)

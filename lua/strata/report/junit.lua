@@ -217,13 +217,7 @@ end
 
 -- Write model as JUnit XML at path (through path.tmp + rename); raises.
 function M.write(path, model)
-  if type(path) ~= "string" or path == "" then
-    error("report.junit: output path must be a non-empty string", 0)
-  end
-  if type(model) ~= "table" then
-    error("report.junit: model must be a table, got " .. type(model), 0)
-  end
-  common.write_file("report.junit", path, M.encode(model))
+  common.write_model("report.junit", path, model, M.encode)
 end
 
 return M
