@@ -3,7 +3,6 @@
 -- Baseline in report_diag; the other sheets one file each in fleet/sheets/,
 -- written with the toolkit of report/sheet.lua), JSON and JUnit, each
 -- carrying the node; and the Summary as text for the terminal.
-local cjson = require "cjson"
 local toolkit = require "strata.report.sheet"
 local common = require "strata.report.common"
 local diag = require "strata.fleet.report_diag"
@@ -205,72 +204,41 @@ function M.json_doc(fm)
            s3_clients = diag.s3_clients(fm) })
 end
 
-local function esc(s, attr) return require("strata.report.junit").escape(s, attr) end
-
+-- JUnit: the run's writer (report/junit.lua) with a suite per node (and
+-- per node's pairs, incast, S3), each named by its node and the node as
+-- its hostname, classnames "<node>.<layer>.<id>"; an earlier try of a
+-- cell is no testcase (its last try stands for it).
 function M.junit_text(fm)
-  local out = { '<?xml version="1.0" encoding="UTF-8"?>' }
-  local suites = {}
-  local by_node = {}
+  local suites, by_key = {}, {}
   for _, r in ipairs(fm.results) do
-    local key = r.node .. (r.phase == "pair" and ".pairs" or r.phase == "incast" and ".incast"
-                           or r.phase == "s3" and ".s3" or "")
-    if r.superseded then
-      key = nil   -- an earlier try: its cell's last try stands for it
-    elseif not by_node[key] then
-      by_node[key] = {}
-      suites[#suites + 1] = key
-    end
-    if key then table.insert(by_node[key], r) end
-  end
-  local total, fails, errs, skips = 0, 0, 0, 0
-  local body = {}
-  for _, key in ipairs(suites) do
-    local cases, f, e, s = {}, 0, 0, 0
-    for _, r in ipairs(by_node[key]) do
-      local label = require("strata.verdict").label(r.params, r.cell)
-      local name = r.id .. (label ~= "" and ("[" .. label .. "]") or "")
-        .. (r.pair and (" " .. r.pair[1] .. "->" .. r.pair[2]) or "")
-      local c = ('    <testcase classname="%s" name="%s" time="%s">'):format(
-        esc(r.node .. "." .. (r.layer or "?") .. "." .. r.id, true), esc(name, true),
-        fmt(r.duration_s or 0))
-      local why = esc(r.reason or table.concat(common.failed_checks(r), "; "), true)
-      if r.status == "FAIL" then
-        f = f + 1
-        c = c .. ('<failure message="%s"/>'):format(why)
-      elseif r.status == "ERROR" then
-        e = e + 1
-        c = c .. ('<error message="%s"/>'):format(why)
-      elseif r.status == "FLAKY" then
-        -- Maven Surefire's rerun report: passed, with the failed try
-        c = c .. ('<flakyFailure message="%s"/><system-out>FLAKY: %s</system-out>')
-          :format(why, why)
-      elseif r.status == "SKIP" or r.status == "BLOCKED" then
-        s = s + 1
-        c = c .. ('<skipped message="%s%s"/>'):format(r.status == "BLOCKED" and "BLOCKED: " or "", why)
+    if not r.superseded then
+      local key = r.node .. (r.phase == "pair" and ".pairs" or r.phase == "incast" and ".incast"
+                             or r.phase == "s3" and ".s3" or "")
+      if not by_key[key] then
+        by_key[key] = { name = key, host = r.node, cases = {} }
+        suites[#suites + 1] = by_key[key]
       end
-      cases[#cases + 1] = c .. "</testcase>"
+      local label = require("strata.verdict").label(r.params, r.cell)
+      table.insert(by_key[key].cases, {
+        name = r.id .. (label ~= "" and ("[" .. label .. "]") or "")
+          .. (r.pair and (" " .. r.pair[1] .. "->" .. r.pair[2]) or ""),
+        classname = r.node .. "." .. (r.layer or "?") .. "." .. r.id,
+        status = r.status, reason = r.reason, time = r.duration_s,
+        checks = common.failed_checks(r), metrics = r.metrics, notes = r.notes })
     end
-    body[#body + 1] = ('  <testsuite name="%s" tests="%d" failures="%d" errors="%d" skipped="%d">')
-      :format(esc(key, true), #by_node[key], f, e, s)
-    for _, c in ipairs(cases) do body[#body + 1] = c end
-    body[#body + 1] = "  </testsuite>"
-    total, fails, errs, skips = total + #by_node[key], fails + f, errs + e, skips + s
   end
-  out[#out + 1] = ('<testsuites name="strata fleet" tests="%d" failures="%d" errors="%d" skipped="%d">')
-    :format(total, fails, errs, skips)
-  for _, b in ipairs(body) do out[#out + 1] = b end
-  out[#out + 1] = "</testsuites>"
-  return table.concat(out, "\n") .. "\n"
+  return require("strata.report.junit").text("strata fleet", suites, fm.run, fm.verdict)
 end
 
 function M.write(fm, paths)
   if paths.xlsx then M.write_workbook(paths.xlsx, fm) end
+  -- the run's writers: sorted keys, indented, shortest round-trip floats
   if paths.json then
-    local ok, text = pcall(cjson.encode, M.json_doc(fm))
-    if not ok then error("fleet json: " .. tostring(text), 0) end
-    common.write_file("fleet json", paths.json, text .. "\n")
+    common.write_model("fleet json", paths.json, fm, function(m)
+      return require("strata.report.json").encode(M.json_doc(m)) .. "\n"
+    end)
   end
-  if paths.junit then common.write_file("fleet junit", paths.junit, M.junit_text(fm)) end
+  if paths.junit then common.write_model("fleet junit", paths.junit, fm, M.junit_text) end
 end
 
 return M
