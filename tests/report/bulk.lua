@@ -8,15 +8,14 @@
 -- core.denull, the journal reader's JSON clean-up; and redact.clean's walk
 -- (core.clean_copy).
 local outdir = assert(arg[1], "usage: bulk.lua OUTDIR")
-local workbook = require "strata.report.workbook"
-local sheets = require "strata.report.xlsheets"
+local sheets = require "strata.report.sheet"
 local core = require "strata.core"
 local cjson = require "cjson"
 
 local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 
 os.execute("mkdir -p '" .. outdir .. "'")
-local wb, ctx = workbook.open(outdir .. "/bulk.xlsx")
+local wb, ctx = sheets.open(outdir .. "/bulk.xlsx")
 local F = ctx.F
 local long = ("x"):rep(40000)        -- cut to 32765 characters + an ellipsis
 local rows = {

@@ -96,7 +96,7 @@ check(xl.sheet_name("R9 a/b:c*d?e[f]g\\h") == "R9 a_b_c_d_e_f_g_h",
 check(utf8.len(xl.sheet_name(string.rep("\u{00E9}", 40))) == 31,
       "sheet_name cuts at 31 characters")
 do
-  local sheets = require "strata.report.xlsheets"
+  local sheets = require "strata.report.sheet"
   local ctx = { names = { summary = true } }
   local long = "R10 A very long title that is cut at thirty-one"
   local a = sheets.unique(ctx, long)
