@@ -1,6 +1,6 @@
 /*
  * load.c - known load for the host layer's self-checks: a CPU spin of a
- * given length and a TCP transfer over loopback (a receiver thread counts
+ * given CPU time and a TCP transfer over loopback (a receiver thread counts
  * and checks every byte), so that a test can tell the counter sampler saw
  * exactly what was done.
  */
@@ -13,22 +13,40 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "strata.h"
 #include "sys.h"
 
-uint64_t sys_spin(double seconds)
+static double thread_cpu_s(void)
 {
-  uint64_t end = strata_now_ns() + (uint64_t)(seconds * 1e9), n = 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Spin until this thread has had `seconds` of CPU, not of wall clock: on a
+ * host shared with other work (or a VM whose CPU is stolen) a wall-clock
+ * spin may get a small share of a CPU, and a check of the sampler against
+ * it would blame the sampler for the host's load.  A host that gives the
+ * thread less than a tenth of a CPU ends the spin at 10 x seconds + 1 s of
+ * wall clock; *cpu_s says what it had. */
+uint64_t sys_spin(double seconds, double *cpu_s)
+{
+  uint64_t cap = strata_now_ns() + (uint64_t)((seconds * 10 + 1) * 1e9), n = 0;
+  double c0 = thread_cpu_s(), used = 0;
   volatile uint64_t x = 1;
   while(!strata_stop_flag) {
     for(int i = 0; i < 100000; i++)
       x = x * 6364136223846793005ull + 1442695040888963407ull;
     n += 100000;
-    if(strata_now_ns() >= end)
+    used = thread_cpu_s() - c0;
+    if(used >= seconds || strata_now_ns() >= cap)
       break;
   }
+  if(cpu_s)
+    *cpu_s = used;
   return n;
 }
 

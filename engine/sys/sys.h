@@ -78,8 +78,9 @@ void sys_run_free(struct sys_run_result *r);
 
 #include <stdint.h>
 
-/* Busy-loop the calling thread for seconds; returns the iterations. */
-uint64_t sys_spin(double seconds);
+/* Busy-loop the calling thread until it has had `seconds` of CPU (wall cap
+ * 10 x seconds + 1 s); returns the iterations, *cpu_s the CPU it had. */
+uint64_t sys_spin(double seconds, double *cpu_s);
 
 struct sys_loopback {
   uint64_t bytes;      /* received and counted by the receiver */

@@ -215,8 +215,10 @@ static int l_spin(lua_State *L)
   lua_Number sec = luaL_checknumber(L, 1);
   if(!(sec >= 0 && sec <= 3600))
     return luaL_argerror(L, 1, "seconds must be in [0, 3600]");
-  lua_pushinteger(L, (lua_Integer)sys_spin(sec));
-  return 1;
+  double cpu_s = 0;
+  lua_pushinteger(L, (lua_Integer)sys_spin(sec, &cpu_s));
+  lua_pushnumber(L, cpu_s);
+  return 2;
 }
 
 static int l_tcp_loopback(lua_State *L)
