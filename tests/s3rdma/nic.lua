@@ -124,6 +124,29 @@ for _, id in ipairs { "E3", "E4", "B02", "B04", "B06", "B07", "B08", "B09",
   check(not ok, id .. ".nic FAILs a ratio of 0.5")
 end
 
+-- written once (&nic), set per row: --set on E4 leaves E3 as shipped,
+-- and a site that holds an absent witness against the row removes its
+-- member (a KPI switched off)
+do
+  local s2 = setup.load { paths = { STRATA_HOME .. "/specs" },
+    thresholds = STRATA_HOME .. "/specs/thresholds.yaml",
+    set = { "E4.nic.counted.nic_rdma_ratio_min.min=0.4",
+            "B11.nic.nic_witness.in=none" } }
+  local function judged(id, m)
+    for _, c in ipairs(s2.criteria) do
+      if c.id == id and c.metric == "nic" then
+        return thresholds.judge({ c }, { metrics = m })[1].ok
+      end
+    end
+  end
+  local half = { nic_witness = "read", nic_rdma_ratio_min = 0.5, nic_netdev = "n/a" }
+  check(judged("E4", half) and not judged("E3", half),
+        "--set E4.nic.counted.nic_rdma_ratio_min.min=0.4: E4 alone changed")
+  check(not judged("B11", { nic_witness = "absent" }) and
+        judged("B02", { nic_witness = "absent" }),
+        "--set B11.nic.nic_witness.in=none: an absent witness FAILs B11 only")
+end
+
 -- prove: three witnesses, the NIC is not among them any more
 local run = { ok = 1, requests = 1, reply_ok = 1, landed_ok = 1,
               rdma_get_bytes = 100, rdma_put_bytes = 0 }
