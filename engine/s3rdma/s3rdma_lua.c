@@ -311,12 +311,12 @@ static double fnum(lua_State *L, int idx, const char *k)
 }
 
 /*
- * s3rdma.prove(r, before, after [, {nic = {state, why}}])
+ * s3rdma.prove(r, before, after)
  *   -> {verdict = "PROVEN"|"DECLINED"|"NOT PROVEN", reason,
- *       delta_read, delta_write, counter_gap, reply, landed, counters, nic,
- *       nic_why, witnesses}
- * nic is the fourth witness, judged in lua/strata/lib/s3nic.lua: "agree",
- * "mismatch" (NOT PROVEN) or "absent" (reported, not held against it).
+ *       delta_read, delta_write, counter_gap, reply, landed, counters,
+ *       witnesses}
+ * The fourth witness (the NIC's own counters) is not here: lib/s3nic.lua
+ * measures it and the criterion "nic" judges it (specs/thresholds.yaml).
  * r is what s3rdma.run returned (mode rdma); before/after come from
  * lib/s3rdma.lua counters().  The counter witness is "absent" (verdict NOT PROVEN,
  * with why) when they are nil (the site has no counter source) or say
@@ -335,9 +335,9 @@ static int l_prove(lua_State *L)
   double gap = 0, declined, failed;
   const char *verdict = "PROVEN", *creason = "absent";
   char reason[1900] = "", absent[400] = "no counter source";
-  char nic[16] = "absent", nicwhy[300] = "not read", wit[200];
+  char wit[200];
   int have_counters = lua_istable(L, 2) && lua_istable(L, 3);
-  int w1, w2, w3 = 0, w4;
+  int w1, w2, w3 = 0;
 
   luaL_checktype(L, 1, LUA_TTABLE);
   for(int i = 2; have_counters && i <= 3; i++) {
@@ -348,19 +348,6 @@ static int l_prove(lua_State *L)
     }
     lua_pop(L, 1);
   }
-  if(lua_istable(L, 4)) {
-    if(lua_getfield(L, 4, "nic") == LUA_TTABLE) {
-      lua_getfield(L, -1, "state");
-      if(lua_isstring(L, -1))
-        snprintf(nic, sizeof(nic), "%s", lua_tostring(L, -1));
-      lua_getfield(L, -2, "why");
-      if(lua_isstring(L, -1))
-        snprintf(nicwhy, sizeof(nicwhy), "%s", lua_tostring(L, -1));
-      lua_pop(L, 2);
-    }
-    lua_pop(L, 1);
-  }
-  w4 = strcmp(nic, "mismatch") != 0;
   ok = fnum(L, 1, "ok");
   fb = fnum(L, 1, "fallback_requests");
   declined = fnum(L, 1, "declined");
@@ -388,7 +375,7 @@ static int l_prove(lua_State *L)
              "%.0f request(s)%s", declined, fb > 0 ?
              "; they were retried over HTTP (counted as fallback)" : "");
   }
-  else if(!w1 || !w2 || !w3 || !w4 || failed > 0) {
+  else if(!w1 || !w2 || !w3 || failed > 0) {
     char first[420] = "", cw[600];
     lua_getfield(L, 1, "first_error");
     if(lua_isstring(L, -1))
@@ -405,13 +392,13 @@ static int l_prove(lua_State *L)
     snprintf(reason, sizeof(reason), "RDMA not proven: %.0f of %.0f "
              "request(s) failed%s; of %.0f moved: reply header %s (%.0f), "
              "bytes landed %s (%.0f, %.0f wrong, %.0f read-back errors), "
-             "server counters %s, NIC counters %s (%s)", failed,
+             "server counters %s", failed,
              fnum(L, 1, "requests"), first, ok, w1 ? "ok" : "WRONG", reply,
-             w2 ? "ok" : "WRONG", landed, verr, rberr, cw, nic, nicwhy);
+             w2 ? "ok" : "WRONG", landed, verr, rberr, cw);
   }
   snprintf(wit, sizeof(wit), "reply %s, bytes landed %s, server counters "
-           "%s, NIC counters %s", w1 ? "agree" : "disagree",
-           w2 ? "agree" : "disagree", creason, nic);
+           "%s", w1 ? "agree" : "disagree", w2 ? "agree" : "disagree",
+           creason);
   lua_createtable(L, 0, 8);
   strata_set_str(L, "verdict", verdict);
   strata_set_str(L, "reason", reason);
@@ -422,8 +409,6 @@ static int l_prove(lua_State *L)
   strata_set_bool(L, "reply", w1);
   strata_set_bool(L, "landed", w2);
   strata_set_str(L, "counters", creason);
-  strata_set_str(L, "nic", nic);
-  strata_set_str(L, "nic_why", nicwhy);
   strata_set_str(L, "witnesses", wit);
   if(!have_counters)
     strata_set_str(L, "counters_absent", absent);

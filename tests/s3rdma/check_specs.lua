@@ -1,5 +1,6 @@
 -- check_specs.lua JOURNAL.jsonl - what the s3rdma specs must have given in
--- the Soft-RoCE guest: host-memory rows PASS with every phase proven,
+-- the Soft-RoCE guest: host-memory rows PASS with every phase proven and
+-- the NIC witness read and judged by its criterion,
 -- GPU-memory rows SKIP with a reason, nothing ERROR.
 local cjson = require "cjson"
 local recs = {}
@@ -38,6 +39,24 @@ local function expect(id, want, pred, what)
     print(("ok   %s: %d %s cell(s)"):format(id, seen, want))
   end
 end
+-- The NIC witness on rxe0 (lib/s3nic.lua): read, its packet counters
+-- covering the bytes, the netdev "n/a" (rxe runs over it), and the
+-- shipped criterion "nic" on the record, held, from specs/thresholds.yaml.
+local function nic_held(r, ps)
+  local m = r.metrics
+  if m.nic_witness ~= "read" or m.nic_netdev ~= "n/a" or
+     type(m.nic_rdma_ratio_min) ~= "number" then return false end
+  for _, p in ipairs(ps) do
+    if m[p .. "witness.nic"] ~= "read" then return false end
+  end
+  for _, c in ipairs(r.checks or {}) do
+    if c.criterion == "nic" and c.op == "any_of" then
+      return c.ok == true and tostring(c.source):find("thresholds.yaml:", 1, true)
+             ~= nil and #(c.held or {}) == 1 and c.held[1] == "counted"
+    end
+  end
+  return false
+end
 local function proven(...)
   local ps = { ... }
   return function(r)
@@ -45,10 +64,10 @@ local function proven(...)
       if r.metrics[p .. "proven"] ~= true then return false end
       if r.metrics[p .. "verdict"] ~= "PROVEN" then return false end
     end
-    return true
+    return nic_held(r, ps)
   end
 end
-expect("E3", "PASS", proven("put.", "get.", "range."), "phases proven")
+expect("E3", "PASS", proven("put.", "get.", "range."), "phases proven, NIC witness held")
 for _, id in ipairs { "B02", "B04" } do
   expect(id, "PASS", proven("put.", "get."), "phases proven")
 end

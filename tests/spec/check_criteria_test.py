@@ -129,6 +129,19 @@ r2 = [r for r in rows if r.get("test") == "R8" and r.get("metric") == "bw_gbps"]
 check(len(r2) == 1 and r2[0].get("resolved") == "360",
       "shipped R8 bw_gbps resolved against the example site (0.9 x 400): %s"
       % r2)
+# the fleet model's tolerance (test FLEET, never run) is listed with the
+# rest, and --set FLEET.node_ratio.min=0.85 (docs/fleet.md) resolves there
+fl = {r.get("metric"): r for r in rows if r.get("test") == "FLEET"}
+check(fl.get("node_ratio", {}).get("source", "").startswith(
+          "specs/thresholds.yaml:") and "pair_ratio" in fl,
+      "FLEET.node_ratio and pair_ratio listed from specs/thresholds.yaml: %s"
+      % fl)
+rc, _, frows, out = table(["--set", "FLEET.node_ratio.min=0.85"], cwd=ROOT)
+nr = [r for r in frows if r.get("test") == "FLEET" and
+      r.get("metric") == "node_ratio"]
+check(rc == 0 and len(nr) == 1 and nr[0].get("resolved") == "0.85" and
+      nr[0].get("source") == "--set FLEET.node_ratio.min=0.85",
+      "--set FLEET.node_ratio.min=0.85 resolved and named: %s" % nr)
 # a hardware pack the example site selects (specs/packs) is a shipped
 # profile: its rows name that file
 check(all(r.get("source", "").startswith(("specs/thresholds.yaml:",

@@ -17,10 +17,15 @@
 --     decimal default (`x >= 1.10`, `ratio or 0.9`), nor reads the site
 --     keys that held rules before (s3rdma.benefit, vllm.e5_rule,
 --     nccl.pair_ratio): the idioms of a rule written in a spec's run;
+--     and no line sets a verdict-like state ("mismatch", "FAIL", "agree"
+--     ...) from a comparison with a number of its own (in the line, its
+--     condition, or a name it uses defined just above);
 --  4. the detectors of 3 fire on planted texts (so a silent pass of 3
---     means the tree is clean, not that the scan is blind);
+--     means the tree is clean, not that the scan is blind), the NIC
+--     witness's old judge among them;
 --  5. the criteria that replaced the last side doors (the s3rdma counter
---     witness's tolerance, E2's witness count) judge as the code did.
+--     witness's tolerance, E2's witness count, the NIC witness) judge as
+--     the code did.
 -- Run: strata lua one_place.lua  (STRATA_HOME is the source tree).
 local setup = require "strata.setup"
 local thresholds = require "strata.thresholds"
@@ -153,11 +158,64 @@ local function allowed(name, line)
   end
 end
 
+-- A verdict-like state set in code (the NIC witness's "mismatch" before
+-- issue 26 closed it): a line that assigns or returns one of these words
+-- as a string...
+local VERDICT_WORDS = { "mismatch", "disagree", "fail", "failed", "FAIL",
+                        "PASS", "WARN", "NOT PROVEN", "PROVEN", "agree" }
+local function verdict_word(l)
+  local c = l:gsub("%-%-.*$", "")
+  if not (c:find("[%w_%]]%s*=[^=]") or c:find("return%s") or
+          c:find("[%s%(]and%s+[\"']") or c:find("[%s%(]or%s+[\"']")) then
+    return nil
+  end
+  for _, w in ipairs(VERDICT_WORDS) do
+    if c:find('"' .. w .. '"', 1, true) or c:find("'" .. w .. "'", 1, true) then
+      return w
+    end
+  end
+end
+
+-- ...decided by a comparison with a number of its own: in the line, in
+-- its governing condition, or in the definition (up to 20 lines above,
+-- within the function) of a name the line uses.
+local function numeric_compare(e)
+  if rule_in(e) and rule_in(e):find("^compares with") then return true end
+  if not (e:find("[<>]=?") or e:find("[=~]=")) then return false end
+  for num in e:gmatch("%f[%w_%.]([%d]+%.?[%d]*)") do
+    if tonumber(num) ~= 0 then return true end
+  end
+  return false
+end
+local function state_rule(ls, i)
+  local c = code(ls[i])
+  if numeric_compare(c) then return "in the line" end
+  local cond = condition(ls, i)
+  if cond and numeric_compare(cond) then return "in its condition" end
+  local rhs = c:match("=%s*(.*)$") or c:match("return%s+(.*)$") or c
+  for j = i - 1, math.max(1, i - 20), -1 do
+    local d = code(ls[j])
+    if d:find("function") then break end
+    local name, expr = d:match("^%s*local%s+([%a_][%w_]*)%s*=%s*(.*)$")
+    if not name then name, expr = d:match("^%s*([%a_][%w_]*)%s*=%s*(.*)$") end
+    if name and rhs:find("%f[%w_]" .. name .. "%f[^%w_]") and
+       numeric_compare(expr) then
+      return ("in %s (line %d)"):format(name, j)
+    end
+  end
+end
+
 local function scan(path, is_spec, report)
   local ls = type(path) == "table" and path or lines_of(path)
   local name = type(path) == "table" and "(planted)" or path:sub(#root + 2)
   for i, l in ipairs(ls) do
     local c = code(l)
+    local word = verdict_word(l)
+    local where = word and state_rule(ls, i)
+    if where then
+      report("%s:%d: a verdict-like state (%q) set from a number of its own "
+             .. "(%s): %s", name, i, word, where, l:match("^%s*(.-)%s*$"))
+    end
     if c:find("[%.:]fail%s*%(") or c:find("^%s*fail%s*%(")
        or c:find("%.fail%s*=[^=]") then
       local cond = condition(ls, i)
@@ -208,6 +266,12 @@ local cases = {
   { "if a then x = 1\nelseif p.verdict ~= \"PROVEN\" then\n  t.fail(p.reason)\nend", false, 1 },
   { "if m.w and m.recv_bytes < m.write_bytes then\n  t.fail(\"fewer\")\nend", false, 1 },
   { "if #xs > 0 then\n  t.fail(\"none\")\nend", false, 0 },
+  -- a verdict-like state from a number (lib/s3nic.lua judge, before)
+  { "local grew = rd >= 0.9 * moved\nout.state = grew and \"agree\" or \"mismatch\"", false, 1 },
+  { "if nd > 1048576 then\n  return \"fail\"\nend", false, 1 },
+  { "local st = share <= 0.05 and \"PASS\" or \"FAIL\"", false, 1 },
+  { "out.witness = rd and \"read\" or \"absent\"", false, 0 },
+  { "if ok == 0 then\n  return \"failed\"\nend", false, 0 },
 }
 for _, k in ipairs(cases) do
   local got = planted(k[1], k[2])
@@ -217,6 +281,15 @@ for _, k in ipairs(cases) do
   end
 end
 print(("ok   detectors checked on %d planted texts"):format(#cases))
+-- and on the NIC witness's judge as it was (git show c361a19:lua/strata/
+-- lib/s3nic.lua, copied beside this file as a planted text)
+do
+  local n = 0
+  scan(lines_of(root .. "/tests/spec/planted/s3nic_judge.lua.txt"), false,
+       function() n = n + 1 end)
+  if n == 0 then fail("detector missed the NIC witness's old judge") end
+  print(("ok   the NIC witness's old judge caught (%d finding(s))"):format(n))
+end
 
 -- 5: the criteria that took over the last side doors (lib/s3rdma.lua's
 -- counter tolerance and t.fail, specs/s3/E2.lua's witness comparison)
@@ -243,6 +316,19 @@ do
     { "E2", "witness_received", { witness = "read", witness_shortfall_bytes = 4096 }, false },
     { "E2", "witness_received", { witness = "n/a" }, true },
     { "E2", "witness_received", { witness = "unreadable" }, false },
+    -- the NIC witness (was lib/s3nic.lua judge): RDMA counters >= 0.9 x
+    -- the bytes moved, netdev <= 5 % or <= 1 MiB; absent and rxe's
+    -- netdev not held against the row
+    { "B04", "nic", { nic_witness = "read", nic_rdma_ratio_min = 1.0, nic_netdev = "read",
+                      nic_netdev_share_max = 0.0001, nic_netdev_bytes_max = 12565 }, true },
+    { "B04", "nic", { nic_witness = "read", nic_rdma_ratio_min = 0.89, nic_netdev = "read",
+                      nic_netdev_share_max = 0.0001, nic_netdev_bytes_max = 12565 }, false },
+    { "B04", "nic", { nic_witness = "read", nic_rdma_ratio_min = 1.0, nic_netdev = "read",
+                      nic_netdev_share_max = 0.06, nic_netdev_bytes_max = 2097152 }, false },
+    { "B04", "nic", { nic_witness = "read", nic_rdma_ratio_min = 1.0, nic_netdev = "read",
+                      nic_netdev_share_max = 0.06, nic_netdev_bytes_max = 40000 }, true },
+    { "E3", "nic", { nic_witness = "read", nic_rdma_ratio_min = 1.3, nic_netdev = "n/a" }, true },
+    { "B15", "nic", { nic_witness = "absent" }, true },
   }
   for _, k in ipairs(cases) do
     if judged(k[1], k[2], k[3]) ~= k[4] then

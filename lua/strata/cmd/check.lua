@@ -91,7 +91,10 @@ function M.main(argv)
     local s = setup.load { paths = paths, site = o.site, warn_unknown = true,
                            todo_error = true,
                            thresholds = o.thresholds, profile = o.profile,
-                           set = o.set }
+                           set = o.set,
+                           -- the fleet model's FLEET criteria too, so a
+                           -- --set FLEET... shows what a fleet run uses
+                           fleet = true }
     local warnings = 0
     -- the site keys strata knows: an unset one is not judged, another a typo
     local ok, example = pcall(require("strata.yaml").load_file,

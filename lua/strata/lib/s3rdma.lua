@@ -140,6 +140,31 @@ local function local_port(s)
            mtu = p.active_mtu, family = nic.family(d.name, d.driver) }
 end
 
+-- The fourth witness's figures (lib/s3nic.lua measure) as metrics: per
+-- phase, and folded over the row's phases (what the criterion "nic" in
+-- specs/thresholds.yaml judges): nic_witness "read" once a phase read the
+-- RDMA byte counters, else "absent"; the lowest RDMA-counter share of the
+-- bytes moved; nic_netdev "read" / "n/a" (rxe) / "absent", and the
+-- largest netdev share and bytes of the phases whose netdev was read.
+function M.nic_metrics(out, prefix, nw)
+  out[prefix .. "witness.nic"] = nw.witness
+  out[prefix .. "nic_rdma_bytes"] = nw.rdma_bytes
+  out[prefix .. "nic_rdma_ratio"] = nw.rdma_ratio
+  out[prefix .. "nic_netdev_bytes"] = nw.netdev_bytes
+  out[prefix .. "nic_netdev_share"] = nw.netdev_share
+  if out.nic_witness ~= "read" then out.nic_witness = nw.witness end
+  if nw.witness ~= "read" then return end
+  out.nic_rdma_ratio_min = math.min(out.nic_rdma_ratio_min or math.huge,
+                                    nw.rdma_ratio)
+  if out.nic_netdev ~= "read" then out.nic_netdev = nw.netdev end
+  if nw.netdev == "read" and nw.netdev_share then
+    out.nic_netdev_share_max = math.max(out.nic_netdev_share_max or 0,
+                                        nw.netdev_share)
+    out.nic_netdev_bytes_max = math.max(out.nic_netdev_bytes_max or 0,
+                                        nw.netdev_bytes)
+  end
+end
+
 -- What an error counter is: strata.lib.rdma_errors, as for every reader.
 local is_error = require("strata.lib.rdma_errors").is_error
 
@@ -187,17 +212,18 @@ function M.phase(t, cl, s, w, prefix, out)
   out[prefix .. "concurrency"] = w.concurrency
   if r.first_error then t.note(prefix .. " first error: " .. r.first_error) end
   if w.mode == "tcp" then return r end
-  local nw = n0 and n1 and nic.judge(lp.family, n0, n1, r.bytes or 0, lp.mtu)
-             or { state = "absent", why = "no local RDMA port to read" }
-  local p = s3rdma.prove(r, c0, c1, { nic = nw })
+  local nw = n0 and n1 and nic.measure(lp.family, n0, n1, r.bytes or 0, lp.mtu)
+             or { witness = "absent", netdev = "absent",
+                  why = "no local RDMA port to read" }
+  local p = s3rdma.prove(r, c0, c1)
   out[prefix .. "verdict"] = p.verdict
   out[prefix .. "proven"] = p.verdict == "PROVEN"
   out[prefix .. "witness.reply"] = p.reply
   out[prefix .. "witness.landed"] = p.landed
   out[prefix .. "witness.counters"] = p.counters
-  out[prefix .. "witness.nic"] = p.nic
-  out[prefix .. "witnesses"] = p.witnesses
-  t.note(prefix .. " NIC counters " .. p.nic .. ": " .. p.nic_why)
+  M.nic_metrics(out, prefix, nw)
+  out[prefix .. "witnesses"] = p.witnesses .. ", NIC counters " .. nw.witness
+  t.note(prefix .. " NIC counters " .. nw.witness .. ": " .. nw.why)
   out[prefix .. "counter_read_delta"] = p.delta_read
   out[prefix .. "counter_write_delta"] = p.delta_write
   -- how far the server's counters are from the bytes moved; judged by

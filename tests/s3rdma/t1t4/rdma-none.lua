@@ -1,5 +1,7 @@
--- Each phase is a proven one: its counter witness read, counter_gap 0
--- (lib/s3rdma.lua writes both; the shipped criteria judge both).
+-- Each phase is a proven one: its counter witness read, counter_gap 0,
+-- and the NIC witness's folded figures in the b1-fetch shape (128 MiB
+-- moved, 12565 netdev bytes: tests/s3rdma/nic.lua); lib/s3rdma.lua writes
+-- them all, the shipped criteria judge them all.
 -- T2 no better than T1 on any count: T1T4 FAILs (no member of
 -- T1T4.benefit holds).
 test {
@@ -7,7 +9,9 @@ test {
   run = function()
     return { ["put.proven"] = true, ["put.counter_gap"] = 0, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
              ["get.proven"] = true, ["get.counter_gap"] = 0, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
-             ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 21, ["put.gbps"] = 10,
+             ["rdma_err.local_ack_timeout_err"] = 0,
+             nic_witness = "read", nic_rdma_ratio_min = 1.0, nic_netdev = "read",
+             nic_netdev_share_max = 0.0001, nic_netdev_bytes_max = 12565, ["get.gbps"] = 21, ["put.gbps"] = 10,
              ["get.cpu_util_pct"] = 40, ["put.cpu_util_pct"] = 30,
              ["get.lat_p50_ms"] = 60, ["get.lat_p99_ms"] = 95 }
   end,
@@ -17,7 +21,9 @@ test {
   run = function()
     return { ["put.proven"] = true, ["put.counter_gap"] = 0, ["put.failed"] = 0, ["put.fallback_requests"] = 0,
              ["get.proven"] = true, ["get.counter_gap"] = 0, ["get.failed"] = 0, ["get.fallback_requests"] = 0,
-             ["rdma_err.local_ack_timeout_err"] = 0, ["get.gbps"] = 5 }
+             ["rdma_err.local_ack_timeout_err"] = 0,
+             nic_witness = "read", nic_rdma_ratio_min = 1.0, nic_netdev = "read",
+             nic_netdev_share_max = 0.0001, nic_netdev_bytes_max = 12565, ["get.gbps"] = 5 }
   end,
 }
 test {
