@@ -296,36 +296,9 @@ function M.tries(o)
   return math.tointeger(n), o["repeat"] and "repeat" or "until_pass"
 end
 
-function M.main(o, paths, argv)
-  if o.fleet ~= "slurm" then
-    error(require("strata.args").usage_error(
-      ("--fleet %s: the scheduler must be slurm or k8s"):format(tostring(o.fleet))), 0)
-  end
-  local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
-                         profile = o.profile, set = o.set, fleet = true }
-  local order = runner.plan(s.tests, s.by_id, o.only)
-  if #order == 0 then
-    io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
-    return 2
-  end
-  local tries, try_mode = M.tries(o)
-  local ok, alloc = pcall(slurm.allocation)
-  if not ok then
-    if slurm.is_usage_error(alloc) then
-      io.stderr:write("strata: ", alloc.fleet_usage, "\n")
-      return 2
-    end
-    error(alloc, 0)
-  end
-  redact.add_from_env(s.site)
-  local fl = s.site.fleet or {}
-  local roles = plan.roles(fl, alloc.nodes)
-  local pair_ids = plan.pair_tests(fl)
-  plan.pairs({ "a", "b" }, (fl.pairs or {}).mode)   -- a bad mode: exit 2 now
-  local phases = plan.phases(order, pair_ids)
-  local acting = require("strata.fleet.act").setup(o, s)   -- a bad --act: exit 2 now
-  local t_start = core.now()
-
+-- The fleet journal opened beside the workbook, with its run, thresholds
+-- and severity records.
+local function open_journal(o, s, argv, alloc, roles, pair_ids, tries, try_mode, acting)
   local host = core.hostname()
   local xlsx = o.output or ("reports/strata-fleet-%s-%s.xlsx"):format(
     (alloc.job or host):gsub("[^%w%-_.]", "_"), core.utc(nil, "%Y%m%dT%H%M%SZ"))
@@ -335,8 +308,6 @@ function M.main(o, paths, argv)
   local j = journal.open(jpath)
   local argv0 = { "strata", "run" }
   for _, a in ipairs(argv) do argv0[#argv0 + 1] = a end
-  local names = {}
-  for _, n in ipairs(alloc.nodes) do names[#names + 1] = n.name end
   local node_info = {}
   for _, n in ipairs(alloc.nodes) do
     local f = {}
@@ -360,7 +331,12 @@ function M.main(o, paths, argv)
   end
   j:write { type = "thresholds", criteria = crit }
   j:write(require("strata.fleet.act").severity_record(acting))
+  return j, jpath, xlsx
+end
 
+-- What a node is sent for one step (strata node reads it): the inputs
+-- every node gets, its tests and its site.
+local function worker(s, o, tries, try_mode)
   local files, th, prof = M.inputs(s, o)
   local function work(node, phase, tests, site, extra)
     local meta = M.meta(tests)
@@ -370,21 +346,11 @@ function M.main(o, paths, argv)
     for k, v in pairs(extra or {}) do w[k] = v end
     return w
   end
-  local base_site = deepcopy(s.site)
-  if base_site.rdma then base_site.rdma.peer = nil end
+  return work
+end
 
-  local tok = token()
-  redact.add(tok)
-  local env = { [TOKEN_ENV] = tok, STRATA_SERVE_TOKEN = tok }
-  local st = { j = j, fl = fl, env = env, agents_by_id = {},
-               group = fleet.group(),
-               strata = fl.strata or (core.exe_dir() .. "/strata") }
-  st.on_agent = on_agent(st)
-  core.trap_signals()
-  io.stderr:write(("strata: fleet of %d nodes (%s), job %s, journal %s\n")
-    :format(#names, alloc.nodelist, tostring(alloc.job), jpath))
-
-  -- 1. per-node rungs, every node at once
+-- 1. per-node rungs, every node at once
+local function node_rungs(st, alloc, phases, roles, work, base_site)
   if #phases.node > 0 then
     local tasks = {}
     for _, n in ipairs(alloc.nodes) do
@@ -405,13 +371,10 @@ function M.main(o, paths, argv)
     io.stderr:write(("strata: per-node rungs (%d tests) on %d nodes\n"):format(#phases.node, #tasks))
     step(st, tasks)
   end
+end
 
-  -- 2. agents for the fabric rungs
-  local need_agents = (#phases.pair > 0 and #names > 1) or (#phases.incast > 0)
-  local agents = {}
-  if need_agents and not st.interrupted then
-    agents = start_agents(st, alloc.nodes)
-  end
+-- site.peers for a step: each peer key the address of that node's agent.
+local function peer_sites(agents, fl)
   local function peer_site(site, peers)
     site.peers = site.peers or {}
     for key, name in pairs(peers) do
@@ -421,8 +384,11 @@ function M.main(o, paths, argv)
     end
     return site
   end
+  return peer_site
+end
 
-  -- 3. pairs: rounds of disjoint pairs, each pair driven from its first node
+-- 3. pairs: rounds of disjoint pairs, each pair driven from its first node
+local function pair_rungs(st, names, phases, roles, work, base_site, agents, peer_site, fl)
   if #phases.pair > 0 and #names > 1 and not st.interrupted then
     local pf = fl.pairs or {}
     local candidates = {}
@@ -457,8 +423,10 @@ function M.main(o, paths, argv)
       if #tasks > 0 then step(st, tasks) end
     end
   end
+end
 
-  -- 4. incast: one receiver, the senders from the allocation
+-- 4. incast: one receiver, the senders from the allocation
+local function incast_rung(st, names, phases, roles, work, base_site, agents, peer_site, fl)
   if #phases.incast > 0 and not st.interrupted then
     local inc = fl.incast or {}
     local recv = inc.receiver or names[1]
@@ -484,8 +452,10 @@ function M.main(o, paths, argv)
                  work = work(recv, "incast", phases.incast, site,
                              { senders = senders }) } })
   end
+end
 
-  -- 5. S3 from every storage client at once against the one endpoint
+-- 5. S3 from every storage client at once against the one endpoint
+local function s3_rungs(st, names, phases, roles, work, base_site)
   if #phases.s3 > 0 and not st.interrupted then
     local tasks = {}
     for _, n in ipairs(names) do
@@ -503,14 +473,18 @@ function M.main(o, paths, argv)
     io.stderr:write(("strata: S3 rows from %d clients at once\n"):format(#tasks))
     step(st, tasks)
   end
+end
 
-  -- 6. cluster-wide rows once, on the first node
+-- 6. cluster-wide rows once, on the first node
+local function once_rungs(st, names, phases, work, base_site)
   if #phases.once > 0 and not st.interrupted then
     step(st, { { node = names[1], phase = "once",
                  work = work(names[1], "once", phases.once, base_site) } })
   end
+end
 
-  -- the agents go with their steps
+-- the agents go with their steps
+local function stop_agents(st, j, agents)
   st.stopping_agents = true
   local t_down = core.now()
   for _, a in pairs(agents) do st.group:kill(a.id, "TERM") end
@@ -520,7 +494,11 @@ function M.main(o, paths, argv)
   if next(agents) then
     j:write { type = "step", phase = "teardown", wall_s = core.now() - t_down, tasks = {} }
   end
+end
 
+-- The end record, then the fleet model, --act, the outputs and the exit
+-- code.
+local function finish(st, o, j, jpath, xlsx, acting, t_start)
   local wall = core.now() - t_start
   j:write { type = "end", ended = core.utc(), interrupted = st.interrupted or false,
             wall_s = wall }
@@ -536,6 +514,71 @@ function M.main(o, paths, argv)
   io.stderr:write("strata: workbook ", xlsx, "\n")
   return require("strata.verdict").exit_code { verdict = fm.verdict,
                                              run = { interrupted = st.interrupted } }
+end
+
+function M.main(o, paths, argv)
+  if o.fleet ~= "slurm" then
+    error(require("strata.args").usage_error(
+      ("--fleet %s: the scheduler must be slurm or k8s"):format(tostring(o.fleet))), 0)
+  end
+  local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
+                         profile = o.profile, set = o.set, fleet = true }
+  local order = runner.plan(s.tests, s.by_id, o.only)
+  if #order == 0 then
+    io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
+    return 2
+  end
+  local tries, try_mode = M.tries(o)
+  local ok, alloc = pcall(slurm.allocation)
+  if not ok then
+    if slurm.is_usage_error(alloc) then
+      io.stderr:write("strata: ", alloc.fleet_usage, "\n")
+      return 2
+    end
+    error(alloc, 0)
+  end
+  redact.add_from_env(s.site)
+  local fl = s.site.fleet or {}
+  local roles = plan.roles(fl, alloc.nodes)
+  local pair_ids = plan.pair_tests(fl)
+  plan.pairs({ "a", "b" }, (fl.pairs or {}).mode)   -- a bad mode: exit 2 now
+  local phases = plan.phases(order, pair_ids)
+  local acting = require("strata.fleet.act").setup(o, s)   -- a bad --act: exit 2 now
+  local t_start = core.now()
+
+  local j, jpath, xlsx = open_journal(o, s, argv, alloc, roles, pair_ids, tries,
+                                      try_mode, acting)
+  local names = {}
+  for _, n in ipairs(alloc.nodes) do names[#names + 1] = n.name end
+  local work = worker(s, o, tries, try_mode)
+  local base_site = deepcopy(s.site)
+  if base_site.rdma then base_site.rdma.peer = nil end
+
+  local tok = token()
+  redact.add(tok)
+  local env = { [TOKEN_ENV] = tok, STRATA_SERVE_TOKEN = tok }
+  local st = { j = j, fl = fl, env = env, agents_by_id = {},
+               group = fleet.group(),
+               strata = fl.strata or (core.exe_dir() .. "/strata") }
+  st.on_agent = on_agent(st)
+  core.trap_signals()
+  io.stderr:write(("strata: fleet of %d nodes (%s), job %s, journal %s\n")
+    :format(#names, alloc.nodelist, tostring(alloc.job), jpath))
+
+  node_rungs(st, alloc, phases, roles, work, base_site)
+  -- agents for the fabric rungs
+  local need_agents = (#phases.pair > 0 and #names > 1) or (#phases.incast > 0)
+  local agents = {}
+  if need_agents and not st.interrupted then
+    agents = start_agents(st, alloc.nodes)
+  end
+  local peer_site = peer_sites(agents, fl)
+  pair_rungs(st, names, phases, roles, work, base_site, agents, peer_site, fl)
+  incast_rung(st, names, phases, roles, work, base_site, agents, peer_site, fl)
+  s3_rungs(st, names, phases, roles, work, base_site)
+  once_rungs(st, names, phases, work, base_site)
+  stop_agents(st, j, agents)
+  return finish(st, o, j, jpath, xlsx, acting, t_start)
 end
 
 -- `strata report FLEET.jsonl`: the fleet outputs rebuilt from a fleet
