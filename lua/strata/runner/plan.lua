@@ -3,17 +3,18 @@
 -- keeps.
 local spec = require "strata.spec"
 local model = require "strata.model"
+local glob = require "strata.glob"
 
 local M = {}
 
--- Is this test selected by one of the patterns (ID globs or tags)?
+-- Is this test selected by one of the patterns (globs of IDs or tags,
+-- or a layer)?
 local function selected(t, patterns)
   if not patterns or #patterns == 0 then return true end
   for _, p in ipairs(patterns) do
-    local lp = "^" .. p:gsub("[%^%$%(%)%%%.%[%]%+%-%?]", "%%%0"):gsub("%*", ".*") .. "$"
-    if t.id:match(lp) then return true end
+    if glob.match(p, t.id) then return true end
     for _, tag in ipairs(t.tags) do
-      if tag:match(lp) or tag == p then return true end
+      if glob.match(p, tag) or tag == p then return true end
     end
     if t.layer == p then return true end
   end
