@@ -7,10 +7,13 @@
 -- +-10 % by a fixed sequence; every pair through the node named "s7" at
 -- 0.2), pairs as `site.fleet.pairs` plans them: a ring (MODE ring,
 -- default) or all pairs (MODE all, capped at site.fleet.pairs.max = 64 by
--- default; MODE all-uncapped for every ordered pair).  It measures the
--- model, not Slurm: the orchestration at 64 namespace nodes is in
--- docs/fleet.md ("Measured here").  Prints the wall of each step and
--- whether the suspect came out as s7.
+-- default; MODE all-uncapped for every pair) or phased (strata.fleet.phased:
+-- its planner fed the same figures; the pairs it measured become the
+-- records, its record joins the journal).  It measures the
+-- model, not Slurm: bench/fleet/orch_scale.sh runs the orchestration on
+-- N namespace nodes (docs/fleet.md, "At scale").  Prints the wall of each step and
+-- whether the suspect came out as s7, and the process's peak resident
+-- memory (VmHWM, /proc/self/status: proc(5)).
 local journal = require "strata.journal"
 local core = require "strata.core"
 local fmodel = require "strata.fleet.model"
@@ -54,20 +57,42 @@ for _, name in ipairs(names) do
     out[#out + 1] = x
   end
 end
-local pairs_ = mode == "ring" and plan.pairs(names, "ring")
-  or plan.pairs(names, "all", mode == "all" and 64 or math.huge)
+local function value(i, p)
+  if p[1] == "s7" or p[2] == "s7" then return 0.2 end
+  return 1.0 + ((i * 7) % 21 - 10) / 100
+end
+local pairs_, t_plan, phased_rec
+if mode == "phased" then
+  local phased = require "strata.fleet.phased"
+  local crit = fmodel.fleet_criteria({ { id = "FLEET", metric = "admit_ratio", op = "min",
+    expr = 0.5, text = "admit_ratio >= 0.5", source = "bench" } })
+  pairs_ = {}
+  local t = core.now()
+  phased_rec = phased.run(names, function(list)
+    local o = {}
+    for _, p in ipairs(list) do
+      pairs_[#pairs_ + 1] = p
+      o[p[1] .. "->" .. p[2]] = { R2 = { status = "PASS", value = value(#pairs_, p),
+                                         metric = "bw_gbps", dir = "min" } }
+    end
+    return o
+  end, crit)
+  t_plan = core.now() - t
+else
+  pairs_ = mode == "ring" and plan.pairs(names, "ring")
+    or plan.pairs(names, "all", mode == "all" and 64 or math.huge)
+end
 for i, p in ipairs(pairs_) do
   local x = copy(pair_rec)
   x.node, x.pair = p[1], { p[1], p[2] }
   x.outcome = { kind = "ok" }
   x.status, x.reason = nil, nil
   x.headline, x.cells, x.cell_index = "bw_gbps", 1, 1
-  local v = 1.0 + ((i * 7) % 21 - 10) / 100
-  if p[1] == "s7" or p[2] == "s7" then v = 0.2 end
-  x.metrics = { bw_gbps = v }
+  x.metrics = { bw_gbps = value(i, p) }
   x.checks = {}
   out[#out + 1] = x
 end
+if phased_rec then out[#out + 1] = phased_rec end
 out[#out + 1] = ended
 local t0 = core.now()
 local fm = fmodel.build(out)
@@ -76,6 +101,16 @@ report.write(fm, { xlsx = os.tmpname() .. ".xlsx" })
 local t2 = core.now()
 local sus = {}
 for _, s in ipairs(fm.attribution.suspects) do sus[#sus + 1] = s.kind .. " " .. s.name end
-print(("nodes %d, pairs %d (%s): model + attribution %.3f s, workbook %.3f s, "
-  .. "%d records; suspects: %s"):format(n, #pairs_, mode, t1 - t0, t2 - t1, #out,
-  table.concat(sus, ", ")))
+local f = io.open("/proc/self/status")
+local hwm = f and f:read("a"):match("VmHWM:%s*(%d+)")
+if f then f:close() end
+print(("nodes %d, pairs %d (%s; all pairs %d): model + attribution %.3f s, workbook %.3f s, "
+  .. "%d records; suspects: %s; peak RSS %s MiB"):format(n, #pairs_, mode, n * (n - 1) // 2,
+  t1 - t0, t2 - t1, #out, table.concat(sus, ", "),
+  hwm and ("%.0f"):format(tonumber(hwm) / 1024) or "?"))
+if phased_rec then
+  local refused = {}
+  for _, d in ipairs(phased_rec.nodes) do if not d.admitted then refused[#refused + 1] = d.node end end
+  print(("phased planner %.3f s: %d pairs, %d admitted, refused: %s"):format(t_plan,
+    phased_rec.pairs, phased_rec.admitted, table.concat(refused, ", ")))
+end

@@ -27,6 +27,18 @@ local SETTINGS = {
   { name = "batched 32", opts = { iodepth_batch_submit = 32,
                                   iodepth_batch_complete_max = 32 } },
 }
+-- BENCH_POINTS="randread/1/fio default,write/4/batched 32" keeps those
+-- points only (rw/jobs/setting); BENCH_FIO="--norandommap" adds fio
+-- options to every fio run (to show which of fio's per-I/O work makes a gap)
+local only = os.getenv("BENCH_POINTS")
+local fio_extra = os.getenv("BENCH_FIO") or ""
+local function wanted(rw, nj, set)
+  if not only then return true end
+  for item in only:gmatch("[^,]+") do
+    if item == ("%s/%d/%s"):format(rw, nj, set) then return true end
+  end
+  return false
+end
 local points = {}
 for _, set in ipairs(SETTINGS) do
   for _, nj in ipairs { 1, 4 } do
@@ -34,8 +46,10 @@ for _, set in ipairs(SETTINGS) do
       { rw = "read", bs = "1M", key = "bw_bytes" },
       { rw = "write", bs = "1M", key = "bw_bytes" },
       { rw = "randread", bs = "4k", key = "iops" } } do
-      points[#points + 1] = { rw = p.rw, bs = p.bs, key = p.key, iodepth = 32,
-                              numjobs = nj, set = set }
+      if wanted(p.rw, nj, set.name) then
+        points[#points + 1] = { rw = p.rw, bs = p.bs, key = p.key,
+                                iodepth = 32, numjobs = nj, set = set }
+      end
     end
   end
 end
@@ -44,6 +58,7 @@ local function fio(p)
   local extra = {}
   for k, v in pairs(p.set.opts) do extra[#extra + 1] = ("--%s=%d"):format(k, v) end
   table.sort(extra)
+  extra[#extra + 1] = fio_extra
   local cmd = ("fio --name=bench --filename=%s --rw=%s --bs=%s --iodepth=%d "
                .. "--numjobs=%d --direct=1 --ioengine=io_uring --size=%s "
                .. "--runtime=%d --time_based --group_reporting %s "
@@ -60,7 +75,7 @@ local function fio(p)
   -- CPU time over their summed runtime, job_runtime (ms; stat.c
   -- sum_thread_stats), so their product is the jobs' CPU time
   local ios = d.total_ios > 0 and d.total_ios or 1
-  return { bw_bytes = d.bw_bytes, iops = d.iops,
+  return { bw_bytes = d.bw_bytes, iops = d.iops, ios = d.total_ios,
            cpu = job.usr_cpu + job.sys_cpu,
            us_io = (job.usr_cpu + job.sys_cpu) / 100 * job.job_runtime / 1e3
                    / ios * 1e6 }, j["fio version"]
@@ -72,8 +87,29 @@ local function strata(p)
               time_based = true }
   for k, v in pairs(p.set.opts) do o[k] = v end
   local r = storage.run(o)
-  return { bw_bytes = r.bw_bytes, iops = r.iops, cpu = r.usr_cpu + r.sys_cpu,
+  return { bw_bytes = r.bw_bytes, iops = r.iops, ios = r.total_ios, cpu = r.usr_cpu + r.sys_cpu,
            us_io = r.cpu_us_per_io, per_submit = r.ios_per_submit }
+end
+
+-- The whole host's busy CPU time (/proc/stat "cpu": all but idle and
+-- iowait), in microseconds: the loop worker's and the kernel's share of an
+-- I/O as well as the job threads'
+local TICK_US = 1e6 / 100  -- USER_HZ is 100 on Linux (proc(5))
+local function host_busy_us()
+  local f = assert(io.open("/proc/stat"))
+  local line = f:read("l")
+  f:close()
+  local v, total = {}, 0
+  for n in line:gmatch("%d+") do v[#v + 1] = tonumber(n) end
+  for i = 1, 8 do total = total + (v[i] or 0) end  -- user..steal
+  return (total - v[4] - v[5]) * TICK_US
+end
+
+local function timed(tool, p)
+  local b0 = host_busy_us()
+  local a, version = tool(p)
+  a.host_us_io = (host_busy_us() - b0) / math.max(a.ios, 1)
+  return a, version
 end
 
 local function median(t)
@@ -103,17 +139,17 @@ local version
 local res = {}
 for i in ipairs(points) do
   res[i] = { fio = {}, strata = {}, fcpu = {}, scpu = {}, ratio = {}, ps = {},
-             fus = {}, sus = {} }
+             fus = {}, sus = {}, fhost = {}, shost = {} }
 end
 for round = 1, rounds do
   for i, p in ipairs(points) do
     local a, b
     if (round + i) % 2 == 1 then
-      a, version = fio(p)
-      b = strata(p)
+      a, version = timed(fio, p)
+      b = timed(strata, p)
     else
-      b = strata(p)
-      a, version = fio(p)
+      b = timed(strata, p)
+      a, version = timed(fio, p)
     end
     local r = res[i]
     r.fio[#r.fio + 1] = a[p.key]
@@ -124,6 +160,8 @@ for round = 1, rounds do
     r.ps[#r.ps + 1] = b.per_submit
     r.fus[#r.fus + 1] = a.us_io
     r.sus[#r.sus + 1] = b.us_io
+    r.fhost[#r.fhost + 1] = a.host_us_io
+    r.shost[#r.shost + 1] = b.host_us_io
     io.stderr:write(("round %d %s %s x%d %s: fio %.4g strata %.4g (%.3f) "
                      .. "[%s]\n"):format(round, p.rw, p.bs, p.numjobs,
                      p.set.name, a[p.key], b[p.key], b[p.key] / a[p.key],
@@ -132,16 +170,19 @@ for round = 1, rounds do
 end
 local load1 = sh("cat /proc/loadavg")
 print(("date %s; machine: %s, %s CPUs (%s); target %s (%s); %s; "
-       .. "%d rounds x %d s; load before: %s; after: %s"):format(
+       .. "%d rounds x %d s; fio options added: %s; load before: %s; "
+       .. "after: %s"):format(
   os.date("!%Y-%m-%d %H:%M UTC"), sh("uname -r"), sh("nproc"),
   sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'"),
   file, sh("df -T " .. dir .. " | awk 'NR==2{print $2\" on \"$1}'"),
-  version or "fio", rounds, runtime, load0, load1))
+  version or "fio", rounds, runtime, fio_extra == "" and "none" or fio_extra,
+  load0, load1))
 print()
 print("| setting | point | jobs | fio min / median / max | strata min / median / max "
       .. "| strata/fio (medians) | per-round ratios | 0.98-1.02 | CPU us per I/O fio / "
-      .. "strata (medians) | strata I/Os per submit |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+      .. "strata (medians) | host CPU us per I/O fio / strata (medians) "
+      .. "| strata I/Os per submit |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for i, p in ipairs(points) do
   local r = res[i]
   local unit = p.key == "iops" and 1 or 1048576
@@ -155,12 +196,14 @@ for i, p in ipairs(points) do
   local q = s / f
   local rr = {}
   for _, x in ipairs(sorted(r.ratio)) do rr[#rr + 1] = ("%.2f"):format(x) end
-  print(("| %s | %s %s QD%d %s | %d | %s | %s | %.3f | %s | %s | %.2f / %.2f | %.2f |")
+  print(("| %s | %s %s QD%d %s | %d | %s | %s | %.3f | %s | %s | %.2f / %.2f "
+         .. "| %.2f / %.2f | %.2f |")
         :format(p.set.name, p.rw, p.bs, p.iodepth,
                 p.key == "iops" and "IOPS" or "MiB/s", p.numjobs, mmm(r.fio),
                 mmm(r.strata), q, table.concat(rr, " "),
                 (q >= 0.98 and q <= 1.02) and "within"
                   or (q > 1.02 and "above" or "below"),
-                median(r.fus), median(r.sus), median(r.ps)))
+                median(r.fus), median(r.sus), median(r.fhost),
+                median(r.shost), median(r.ps)))
 end
 os.remove(file)

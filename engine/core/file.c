@@ -1,7 +1,8 @@
 /*
- * file.c - read a whole file (procfs, sysfs, configuration) into memory.
- * One implementation for every family: the sampler re-reads /proc each
- * tick into a buffer it keeps; other callers take a fresh one.
+ * file.c - read a whole file (procfs, sysfs, configuration) into memory,
+ * and grow a byte buffer as it is written.  One implementation of each for
+ * every family: the sampler re-reads /proc each tick into a buffer it
+ * keeps; other callers take a fresh one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,4 +65,23 @@ fail:
     *buf = NULL;
   }
   return -1;
+}
+
+int strata_reserve(char **p, size_t *cap, size_t need, size_t first)
+{
+  size_t nc;
+  char *q;
+  if(need <= *cap)
+    return 0;
+  nc = *cap ? *cap : (first ? first : 64);
+  while(nc < need)
+    nc *= 2;
+  q = realloc(*p, nc);
+  if(!q) {
+    errno = ENOMEM;
+    return -1;
+  }
+  *p = q;
+  *cap = nc;
+  return 0;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "forkserver.h"
+#include "spawn.h"
 #include "isolate.h"
 #include "strata.h"
 
@@ -241,7 +242,7 @@ static void spare_start(struct server_ctx *x)
   if(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
     return;
   fflush(stdout);
-  x->spare = fork();
+  x->spare = spawn_fork();
   if(x->spare == 0) {
     close(sv[0]);
     server_fds_close(x->st, x->runner_sock, x->starting);
@@ -253,7 +254,6 @@ static void spare_start(struct server_ctx *x)
     close(sv[0]);
     return;
   }
-  (void)setpgid(x->spare, x->spare);
   x->spare_sock = sv[0];
 }
 
@@ -264,8 +264,7 @@ static void spare_drop(struct server_ctx *x)
     return;
   close(x->spare_sock);
   (void)kill(x->spare, SIGKILL);
-  while(waitpid(x->spare, &st, 0) < 0 && errno == EINTR)
-    ;
+  (void)spawn_reap(x->spare, 1, &st, NULL);
   x->spare = 0;
 }
 
@@ -297,7 +296,7 @@ static int start_job(struct server_ctx *x, struct srv_state *st,
       break;
     }
     pid = x->spare;
-    if((cfd = isolate_pidfd_of(pid)) < 0) {
+    if((cfd = spawn_pidfd(pid)) < 0) {
       e = errno;
       break;
     }
@@ -345,12 +344,9 @@ static int reap_and_next(struct server_ctx *x, struct srv_state *st, int sock)
   rep[0].op = SRV_EXITED;
   rep[0].seq = st->seq;
   rep[0].pid = st->cell;
-  (void)kill(-st->cell, SIGKILL);
-  while(wait4(st->cell, &rep[0].status, 0, &rep[0].ru) < 0)
-    if(errno != EINTR) {
-      rep[0].err = errno;
-      break;
-    }
+  spawn_kill_group(st->cell, SIGKILL);
+  if(spawn_reap(st->cell, 1, &rep[0].status, &rep[0].ru) < 0)
+    rep[0].err = errno;
   rep[0].at_ns = strata_now_ns();
   close(st->cfd);
   st->cfd = st->afd = -1;
@@ -376,8 +372,7 @@ static int kill_job(struct srv_state *st, const struct srv_req *h, int sock)
 {
   struct srv_job **pp = &st->head;
   if(st->cell && h->seq == st->seq) {
-    (void)kill(-st->cell, SIGKILL);
-    (void)kill(st->cell, SIGKILL);
+    spawn_kill(st->cell, SIGKILL);
   }
   while(*pp) {
     struct srv_job *j = *pp;
@@ -468,8 +463,7 @@ static void server_main(int sock, pid_t runner, struct server_ctx *x)
   }
   spare_drop(x);
   if(st.cell) {
-    (void)kill(-st.cell, SIGKILL);
-    (void)kill(st.cell, SIGKILL);
+    spawn_kill(st.cell, SIGKILL);
   }
   _exit(0);
 }
@@ -484,7 +478,7 @@ struct isolate_server *isolate_server_start(isolate_prepare_fn prepare,
   pid_t me = getpid();
 
   /* the server finds a cell's exit through its pidfd: no server without */
-  probe = isolate_pidfd_of(me);
+  probe = spawn_pidfd(me);
   if(probe < 0)
     return NULL;
   close(probe);
@@ -521,8 +515,7 @@ void isolate_server_stop(struct isolate_server *s)
     return;
   if(s->sock >= 0)
     close(s->sock);   /* the server reads EOF and exits */
-  while(waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
-    ;
+  (void)spawn_reap(s->pid, 1, &st, NULL);
   free(s->notes);
   free(s);
 }

@@ -79,7 +79,6 @@ int forkserver_note_take(struct isolate_server *s, uint64_t seq,
 void forkserver_lost(struct isolate_server *s);
 
 /* isolate.c: what a cell's child does, whoever forked it */
-int isolate_pidfd_of(pid_t pid);
 void isolate_hide_fds(void);
 void isolate_child_setup(void);
 void isolate_run_child(isolate_child_fn child, void *arg, int wfd, int afd,

@@ -26,6 +26,7 @@
 
 #include "forkserver.h"
 #include "isolate.h"
+#include "spawn.h"
 #include "strata.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -135,26 +136,6 @@ static void apply_limits(const struct isolate_limits *lim)
     lower(RLIMIT_NOFILE, lim->open_files, lim->open_files);
 }
 
-static int append(struct isolate_result *r, size_t *cap, const char *b,
-                  size_t n)
-{
-  if(r->len + n + 1 > *cap) {
-    size_t c = *cap ? *cap : 4096;
-    char *p;
-    while(c < r->len + n + 1)
-      c *= 2;
-    p = realloc(r->payload, c);
-    if(!p)
-      return -1;
-    r->payload = p;
-    *cap = c;
-  }
-  memcpy(r->payload + r->len, b, n);
-  r->len += n;
-  r->payload[r->len] = '\0';
-  return 0;
-}
-
 /*
  * A scheduler stopping a job (scancel, a pod's termination) signals every
  * process of it: the child may die of that SIGTERM before the parent's
@@ -172,39 +153,20 @@ static int stopping_signal(int sig)
   return strata_stop_flag != 0;
 }
 
-int isolate_pidfd_of(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-  return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-  (void)pid;
-  errno = ENOSYS;
-  return -1;
-#endif
-}
-
-/* Read what the pipe holds now; 1 at EOF, -1 on error or output limit. */
+/* Read what the pipe holds now; 1 at EOF (or a read error), -1 past the
+ * output limit (r->limit) or out of memory. */
 static int drain(int fd, struct isolate_result *r, size_t *cap,
                  const struct isolate_limits *lim)
 {
-  for(;;) {
-    char buf[65536];
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if(n > 0) {
-      if(lim && lim->output_bytes && r->len + (size_t)n > lim->output_bytes) {
-        r->limit = ISOLATE_LIMIT_OUTPUT;
-        return -1;
-      }
-      if(append(r, cap, buf, (size_t)n))
-        return -1;
-      continue;
-    }
-    if(n == 0)
-      return 1;
-    if(errno == EINTR)
-      continue;
-    return errno == EAGAIN ? 0 : -1;
-  }
+  struct spawn_buf b = { r->payload, r->len, *cap,
+                         lim ? lim->output_bytes : 0, SPAWN_FAIL, 0 };
+  int rc = spawn_buf_read(fd, &b);
+  r->payload = b.p;
+  r->len = b.n;
+  *cap = b.cap;
+  if(rc < 0 && b.truncated)
+    r->limit = ISOLATE_LIMIT_OUTPUT;
+  return rc;
 }
 
 /* One cell's child as the wait loop sees it: its answer pipe and, for a
@@ -248,13 +210,13 @@ void isolate_hide_fds(void)
   hidden_here = 1;
 }
 
-/* In the child, before its request: its own process group (the parent
- * kills the group at the deadline), the default stop signals.  A spare
- * does this while it waits, off the path from one cell to the next. */
+/* In the child (forked by spawn_fork: in its own process group, which
+ * the parent kills at the deadline), before its request: the default
+ * stop signals.  A spare does this while it waits, off the path from one
+ * cell to the next. */
 void isolate_child_setup(void)
 {
   isolate_hide_fds();
-  (void)setpgid(0, 0);
   strata_stop_flag = 0;
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
@@ -342,6 +304,7 @@ struct waiter {
 static int child_exited(struct waiter *w, int ready, int *st,
                         struct rusage *ru)
 {
+  int rc;
   if(w->srv) {
     struct isolate_server *s = w->srv;
     struct srv_rep rep;
@@ -364,17 +327,10 @@ static int child_exited(struct waiter *w, int ready, int *st,
     }
     return s->sock >= 0 ? 0 : w->start ? -2 : -3;
   }
-  for(;;) {
-    pid_t k = wait4(w->c->pid, st, WNOHANG, ru);
-    if(k == w->c->pid) {
-      w->end = strata_now_ns();
-      return 1;
-    }
-    if(k == 0)
-      return 0;
-    if(errno != EINTR)
-      return -1;
-  }
+  rc = spawn_reap(w->c->pid, 0, st, ru);
+  if(rc == 1)
+    w->end = strata_now_ns();
+  return rc;
 }
 
 /* End the child (and its group) now; the wait goes on until it exited.
@@ -394,8 +350,7 @@ static void kill_child(struct waiter *w, int all)
       forkserver_lost(w->srv);
     return;
   }
-  (void)kill(-w->c->pid, SIGKILL);
-  (void)kill(w->c->pid, SIGKILL);
+  spawn_kill(w->c->pid, SIGKILL);
 }
 
 /*
@@ -547,7 +502,7 @@ static enum isolate_status settle(struct waiter *w, int rc, int eof, int st,
   if(rc == -2) {
     /* the server died with the cell: its exit status died too */
     if(c->pid > 0)
-      (void)kill(-c->pid, SIGKILL);
+      spawn_kill_group(c->pid, SIGKILL);
     r->status = ISOLATE_CRASHED;
     r->lost = 1;
     return r->status;
@@ -555,14 +510,14 @@ static enum isolate_status settle(struct waiter *w, int rc, int eof, int st,
   if(rc < 0) {
     int e = errno;
     if(!w->srv)
-      (void)kill(-c->pid, SIGKILL);
+      spawn_kill_group(c->pid, SIGKILL);
     errno = e;
     return r->status = ISOLATE_SYSERR;
   }
   if(!eof && !w->killed && drain(c->rfd, r, cap, lim) < 0 && r->limit)
     why = ISOLATE_LIMIT;
   if(!w->srv)
-    (void)kill(-c->pid, SIGKILL);  /* leftovers the child started */
+    spawn_kill_group(c->pid, SIGKILL);  /* leftovers the child started */
   usage_of(ru, r);
   r->started_ns = w->start;
   r->exited_ns = w->end;
@@ -707,7 +662,7 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
   }
   fflush(NULL);
   w.start = strata_now_ns();
-  c.pid = fork();
+  c.pid = spawn_fork();
   if(c.pid < 0) {
     close(fds[0]);
     close(fds[1]);
@@ -722,12 +677,11 @@ enum isolate_status isolate_run(isolate_child_fn child, void *child_arg,
     isolate_child_setup();
     isolate_run_child(child, child_arg, fds[1], av[1], lim);
   }
-  (void)setpgid(c.pid, c.pid);  /* both sides set it: no race on kill(-pid) */
   close(fds[1]);
   if(av[1] >= 0)
     close(av[1]);
   c.rfd = fds[0];
-  c.pfd = isolate_pidfd_of(c.pid);
+  c.pfd = spawn_pidfd(c.pid);
   a.fd = av[0];
   wait_cell(&w, timeout_s, lim, hooks, &a, r);
   close(c.rfd);

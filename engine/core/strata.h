@@ -44,6 +44,12 @@ static inline int strata_hexval(int c)
 int strata_read_file(const char *path, size_t max, char **buf, size_t *cap,
                      size_t *len);
 
+/* Room for need bytes in the growing buffer *p of *cap bytes: its size
+ * doubled (from first when empty) until it holds need.  0, or -1 with
+ * errno ENOMEM (*p and *cap unchanged).  Every byte buffer that grows as
+ * it is written grows this way. */
+int strata_reserve(char **p, size_t *cap, size_t need, size_t first);
+
 /* Set by SIGINT/SIGTERM; long C loops poll it and stop early. */
 extern volatile int strata_stop_flag;
 

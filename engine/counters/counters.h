@@ -21,7 +21,8 @@
 
 #include "ethtool.h"
 #include "procfs.h"
-#include "../prom/prom.h"   /* ctr_scrape_prom's http_req */
+#include "../prom/prom.h"   /* prom_fetch, prom_doc and struct http_req
+                              * (http.h): ctr_scrape_prom, promsrc.c */
 #include "set.h"
 
 /* The bits a reader is asked for; reader.c's table of sources (its names,

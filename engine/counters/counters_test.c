@@ -14,23 +14,6 @@
 #include "check.h"
 #include "counters.h"
 
-#define NEAR(a, b) (fabs((double)(a) - (double)(b)) <= \
-  1e-9 * (fabs((double)(b)) + 1))
-
-static char *slurp(const char *rel, size_t *len)
-{
-  char path[512], *buf = NULL;
-  size_t cap = 0, n = 0;
-  snprintf(path, sizeof(path), "%s/%s", FIXTURES, rel);
-  if(ctr_read_file(path, &buf, &cap, &n)) {
-    fprintf(stderr, "cannot read %s\n", path);
-    exit(2);
-  }
-  if(len)
-    *len = n;
-  return buf;
-}
-
 static double get(const struct ctr_set *s, const char *name)
 {
   long i = ctr_set_find(s, name);
@@ -48,15 +31,15 @@ static void test_procfs(void)
   char *t;
   ctr_set_init(&s);
   /* recorded: cpu  1179 0 1441 107706 206 0 45 22 0 0 (see the file) */
-  t = slurp("gpu-node/proc/stat", NULL);
+  t = check_fixture(FIXTURES, "gpu-node/proc/stat", NULL);
   {
     unsigned long long v[8];
     CHECK(sscanf(t, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
                  &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8);
     CHECK(ctr_parse_stat(t, 100, CTR_SRC_CPU | CTR_SRC_CTXT, 1, &s) == 0);
-    CHECK(NEAR(get(&s, "cpu.total.user"), (double)v[0] / 100));
-    CHECK(NEAR(get(&s, "cpu.total.idle"), (double)v[3] / 100));
-    CHECK(NEAR(get(&s, "cpu.total.steal"), (double)v[7] / 100));
+    CHECK(check_near(get(&s, "cpu.total.user"), (double)v[0] / 100));
+    CHECK(check_near(get(&s, "cpu.total.idle"), (double)v[3] / 100));
+    CHECK(check_near(get(&s, "cpu.total.steal"), (double)v[7] / 100));
   }
   CHECK(ctr_set_find(&s, "cpu.cpu15.softirq") >= 0);
   CHECK(ctr_set_find(&s, "cpu.cpu16.user") < 0);
@@ -69,14 +52,14 @@ static void test_procfs(void)
   ctr_set_clear(&s);
   free(t);
 
-  t = slurp("gpu-node/proc/softirqs", NULL);
+  t = check_fixture(FIXTURES, "gpu-node/proc/softirqs", NULL);
   CHECK(ctr_parse_softirqs(t, &s) == 0 && s.n == 10);
   CHECK(get(&s, "softirq.NET_RX") >= 0 && get(&s, "softirq.TIMER") > 0);
   ctr_set_clear(&s);
   free(t);
   CHECK(ctr_parse_softirqs("", &s) == -1);
 
-  t = slurp("gpu-node/proc/interrupts", NULL);
+  t = check_fixture(FIXTURES, "gpu-node/proc/interrupts", NULL);
   CHECK(ctr_parse_interrupts(t, &s) == 0);
   CHECK(get(&s, "intr.LOC") > 0 && get(&s, "intr.NMI") >= 0);
   {
@@ -103,7 +86,7 @@ static void test_procfs(void)
   CHECK(get(&s, "intr.NMI") == 7);
   ctr_set_clear(&s);
 
-  t = slurp("gpu-node/proc/net/dev", NULL);
+  t = check_fixture(FIXTURES, "gpu-node/proc/net/dev", NULL);
   CHECK(ctr_parse_netdev(t, &s) == 0 && s.n == 4 * 8);
   CHECK(get(&s, "net.eth0.rx_bytes") > 0 && get(&s, "net.lo.tx_drop") == 0);
   ctr_set_clear(&s);
@@ -111,7 +94,7 @@ static void test_procfs(void)
   CHECK(ctr_parse_netdev("h1\nh2\n  eth0: 1 2 3\n", &s) == -1);
   ctr_set_clear(&s);
 
-  t = slurp("gpu-node/proc/net/snmp", NULL);
+  t = check_fixture(FIXTURES, "gpu-node/proc/net/snmp", NULL);
   CHECK(ctr_parse_snmp(t, &s) == 0);
   CHECK(get(&s, "tcp.RetransSegs") >= 0 && get(&s, "tcp.InSegs") > 0);
   CHECK(s.kinds[ctr_set_find(&s, "tcp.CurrEstab")] == CTR_GAUGE);
@@ -132,12 +115,12 @@ static void test_math(void)
   double d[8] = { 30, 10, 20, 30, 10, 0, 0, 0 };
   double busy, user, sys, iow, irq, sirq;
   ctr_cpu_pct(d, &busy, &user, &sys, &iow, &irq, &sirq);
-  CHECK(NEAR(busy, 60) && NEAR(user, 40) && NEAR(sys, 20) && NEAR(iow, 10));
+  CHECK(check_near(busy, 60) && check_near(user, 40) && check_near(sys, 20) && check_near(iow, 10));
   memset(d, 0, sizeof(d));
   ctr_cpu_pct(d, &busy, &user, &sys, &iow, &irq, &sirq);
   CHECK(busy == 0 && user == 0);
-  CHECK(NEAR(ctr_rate(100, 300, 2), 100));
-  CHECK(NEAR(ctr_rate(500, 20, 2), 10));  /* reset: counts from zero */
+  CHECK(check_near(ctr_rate(100, 300, 2), 100));
+  CHECK(check_near(ctr_rate(500, 20, 2), 10));  /* reset: counts from zero */
   CHECK(isnan(ctr_rate(1, 2, 0)));
 }
 
@@ -211,7 +194,7 @@ static void test_reader(void)
   CHECK(r && ctr_reader_read(r, &s, err, sizeof(err)) == 0 && s.n == n1);
   for(size_t i = 0; i < n1 && i < 1024 && i < s.n; i++)
     CHECK(s.names[i] == first[i]);  /* the same allocation: reused */
-  CHECK(NEAR(get(&s, "cpu.cpu15.softirq"), 0.0) ||
+  CHECK(check_near(get(&s, "cpu.cpu15.softirq"), 0.0) ||
         get(&s, "cpu.cpu15.softirq") > 0);
   ctr_reader_close(&r);
   CHECK(r == NULL);

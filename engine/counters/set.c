@@ -86,15 +86,10 @@ static void put(char *dst, size_t *at, size_t cap, const char *src)
 int ctr_set_add2(struct ctr_set *s, const char *a, const char *b, double v,
                  int kind)
 {
-  char name[512];
-  size_t at = 0;
-  name[0] = '\0';
-  put(name, &at, sizeof(name), a);
-  put(name, &at, sizeof(name), ".");
-  put(name, &at, sizeof(name), b);
-  return ctr_set_add(s, name, v, kind);
+  return ctr_set_add3(s, a, b, NULL, v, kind);
 }
 
+/* a.b.c (a.b when c is NULL). */
 int ctr_set_add3(struct ctr_set *s, const char *a, const char *b,
                  const char *c, double v, int kind)
 {
@@ -104,8 +99,10 @@ int ctr_set_add3(struct ctr_set *s, const char *a, const char *b,
   put(name, &at, sizeof(name), a);
   put(name, &at, sizeof(name), ".");
   put(name, &at, sizeof(name), b);
-  put(name, &at, sizeof(name), ".");
-  put(name, &at, sizeof(name), c);
+  if(c) {
+    put(name, &at, sizeof(name), ".");
+    put(name, &at, sizeof(name), c);
+  }
   return ctr_set_add(s, name, v, kind);
 }
 

@@ -343,116 +343,108 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-int cuda_copy_bw(const struct cuda_copy_opts *o, struct cuda_copy_result *r,
-                 char *err, size_t len)
-{
-  void *src = NULL, *dst = NULL;
-  unsigned char *check = NULL;
+/* One copy measurement's two buffers: where each lives and its kind. */
+struct copy_bufs {
+  void *src, *dst;
   enum cuda_mem_kind sk, dk;
-  cudaStream_t stream = NULL;
+  int sdev, ddev;
+  size_t alloc;               /* the size rounded up to whole words */
+  uint64_t seed;              /* of the source pattern */
+};
+
+/* P2P: direct access between the two GPUs where they have it, enabled
+ * both ways (r->peer_access says which path the copies take). */
+static int copy_peer_access(const struct cuda_copy_opts *o,
+                            struct cuda_copy_result *r, char *err,
+                            size_t len)
+{
+  int can = 0, result = CUDA_OK;
+  CK(cudaDeviceCanAccessPeer(&can, o->device, o->peer),
+     "cudaDeviceCanAccessPeer");
+  if(can) {
+    cudaError_t e;
+    CK(cudaSetDevice(o->device), "cudaSetDevice");
+    e = cudaDeviceEnablePeerAccess(o->peer, 0);
+    if(e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
+      CK(e, "cudaDeviceEnablePeerAccess");
+    CK(cudaSetDevice(o->peer), "cudaSetDevice");
+    e = cudaDeviceEnablePeerAccess(o->device, 0);
+    if(e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
+      CK(e, "cudaDeviceEnablePeerAccess");
+    (void)cudaGetLastError();
+  }
+  r->peer_access = can;
+fail:
+  return result;
+}
+
+/*
+ * Source pattern (never zeros: they hide unwritten output), written on
+ * the GPU.  A pinned source gets it by DMA from the destination, then
+ * the destination is poisoned: the CPU never wrote the source, so its
+ * cache holds none of it (a CPU-written source measured ~15% slower
+ * at 1 MiB H2D on an H200: the copy engine snoops dirty lines).
+ */
+static int copy_fill(const struct copy_bufs *b, int device, char *err,
+                     size_t len)
+{
+  struct cudaDeviceProp p;
+  void *gen = b->sk == CUDA_MEM_PINNED ? b->dst : b->src;
+  int gdev = b->sk == CUDA_MEM_PINNED ? b->ddev : b->sdev;
+  int result = CUDA_OK;
+  CK(cudaGetDeviceProperties(&p, gdev), "cudaGetDeviceProperties");
+  CK(cudaSetDevice(gdev), "cudaSetDevice");
+  CK((cudaError_t)strata_mix_launch(gen, b->alloc / 8, b->seed, 1,
+                                    p.multiProcessorCount, NULL),
+     "fill kernel launch");
+  CK(cudaDeviceSynchronize(), "fill kernel");
+  if(b->sk == CUDA_MEM_PINNED) {
+    CK(cudaMemcpy(b->src, b->dst, b->alloc, cudaMemcpyDefault),
+       "source fill");
+    CK(cudaMemset(b->dst, 0xa5, b->alloc), "poison");
+    CK(cudaDeviceSynchronize(), "poison");
+  }
+  else if(b->dk == CUDA_MEM_DEVICE) {
+    CK(cudaSetDevice(b->ddev), "cudaSetDevice");
+    CK(cudaMemset(b->dst, 0xa5, b->alloc), "poison");
+    CK(cudaDeviceSynchronize(), "poison");
+  }
+  /* A pinned destination is fresh zeroed pages: no poison needed (the
+   * pattern is not zeros), and a CPU write would cache it. */
+  CK(cudaSetDevice(device), "cudaSetDevice");
+fail:
+  return result;
+}
+
+/* One copy of size bytes on stream, the way o->dir asks. */
+static cudaError_t copy_once(const struct cuda_copy_opts *o,
+                             const struct copy_bufs *b, cudaStream_t stream)
+{
+  if(o->dir == CUDA_COPY_P2P)
+    return cudaMemcpyPeerAsync(b->dst, b->ddev, b->src, b->sdev, o->size,
+                               stream);
+  return cudaMemcpyAsync(b->dst, b->src, o->size, cudaMemcpyDefault, stream);
+}
+
+/* The warm-up copies, then the timed ones back to back, an event between
+ * each two: r gets min, median and max of the per-copy times. */
+static int copy_time(const struct cuda_copy_opts *o, const struct copy_bufs *b,
+                     cudaStream_t stream, struct cuda_copy_result *r,
+                     char *err, size_t len)
+{
+  const char *what = o->dir == CUDA_COPY_P2P ? "cudaMemcpyPeerAsync"
+                                             : "cudaMemcpyAsync";
   cudaEvent_t ev[CUDA_COPY_MAX_REPEATS + 1];
   double ms[CUDA_COPY_MAX_REPEATS];
-  int nev = 0, sdev = o->device, ddev = o->device;
-  size_t alloc = (o->size + 7) & ~(size_t)7;
-  const uint64_t seed = 0x5eed0000u + (uint64_t)o->dir;
-  int result;
-
-  memset(r, 0, sizeof(*r));
-  if(o->repeats < 1 || o->repeats > CUDA_COPY_MAX_REPEATS || o->warmup < 0 ||
-     o->size == 0) {
-    snprintf(err, len, "repeats must be 1..%d, warmup >= 0, size > 0",
-             CUDA_COPY_MAX_REPEATS);
-    return CUDA_FAILED;
-  }
-  result = check_dev(o->device, err, len);
-  if(result == CUDA_OK && o->dir == CUDA_COPY_P2P)
-    result = check_dev(o->peer, err, len);
-  if(result != CUDA_OK)
-    return result;
-  sk = o->dir == CUDA_COPY_H2D ? CUDA_MEM_PINNED : CUDA_MEM_DEVICE;
-  dk = o->dir == CUDA_COPY_D2H ? CUDA_MEM_PINNED : CUDA_MEM_DEVICE;
-  if(o->dir == CUDA_COPY_P2P) {
-    int can = 0;
-    if(o->peer == o->device) {
-      snprintf(err, len, "p2p needs two different GPUs (device = peer = %d)",
-               o->device);
-      return CUDA_FAILED;
-    }
-    ddev = o->peer;
-    CK(cudaDeviceCanAccessPeer(&can, o->device, o->peer),
-       "cudaDeviceCanAccessPeer");
-    if(can) {
-      cudaError_t e;
-      CK(cudaSetDevice(o->device), "cudaSetDevice");
-      e = cudaDeviceEnablePeerAccess(o->peer, 0);
-      if(e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
-        CK(e, "cudaDeviceEnablePeerAccess");
-      CK(cudaSetDevice(o->peer), "cudaSetDevice");
-      e = cudaDeviceEnablePeerAccess(o->device, 0);
-      if(e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
-        CK(e, "cudaDeviceEnablePeerAccess");
-      (void)cudaGetLastError();
-    }
-    r->peer_access = can;
-  }
-  result = cuda_alloc(sdev, alloc, sk, &src, err, len);
-  if(result == CUDA_OK)
-    result = cuda_alloc(ddev, alloc, dk, &dst, err, len);
-  if(result != CUDA_OK)
-    goto fail;
-  CK(cudaSetDevice(o->device), "cudaSetDevice");
-  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-     "cudaStreamCreate");
-  /*
-   * Source pattern (never zeros: they hide unwritten output), written on
-   * the GPU.  A pinned source gets it by DMA from the destination, then
-   * the destination is poisoned: the CPU never wrote the source, so its
-   * cache holds none of it (a CPU-written source measured ~15% slower
-   * at 1 MiB H2D on an H200: the copy engine snoops dirty lines).
-   */
-  {
-    struct cudaDeviceProp p;
-    void *gen = sk == CUDA_MEM_PINNED ? dst : src;
-    int gdev = sk == CUDA_MEM_PINNED ? ddev : sdev;
-    CK(cudaGetDeviceProperties(&p, gdev), "cudaGetDeviceProperties");
-    CK(cudaSetDevice(gdev), "cudaSetDevice");
-    CK((cudaError_t)strata_mix_launch(gen, alloc / 8, seed, 1,
-                                      p.multiProcessorCount, NULL),
-       "fill kernel launch");
-    CK(cudaDeviceSynchronize(), "fill kernel");
-    if(sk == CUDA_MEM_PINNED) {
-      CK(cudaMemcpy(src, dst, alloc, cudaMemcpyDefault), "source fill");
-      CK(cudaMemset(dst, 0xa5, alloc), "poison");
-      CK(cudaDeviceSynchronize(), "poison");
-    }
-    else if(dk == CUDA_MEM_DEVICE) {
-      CK(cudaSetDevice(ddev), "cudaSetDevice");
-      CK(cudaMemset(dst, 0xa5, alloc), "poison");
-      CK(cudaDeviceSynchronize(), "poison");
-    }
-    /* A pinned destination is fresh zeroed pages: no poison needed (the
-     * pattern is not zeros), and a CPU write would cache it. */
-    CK(cudaSetDevice(o->device), "cudaSetDevice");
-  }
+  int nev, result = CUDA_OK;
   for(nev = 0; nev <= o->repeats; nev++)
     CK(cudaEventCreate(&ev[nev]), "cudaEventCreate");
-  for(int i = 0; i < o->warmup; i++) {
-    if(o->dir == CUDA_COPY_P2P)
-      CK(cudaMemcpyPeerAsync(dst, ddev, src, sdev, o->size, stream),
-         "cudaMemcpyPeerAsync");
-    else
-      CK(cudaMemcpyAsync(dst, src, o->size, cudaMemcpyDefault, stream),
-         "cudaMemcpyAsync");
-  }
+  for(int i = 0; i < o->warmup; i++)
+    CK(copy_once(o, b, stream), what);
   CK(cudaStreamSynchronize(stream), "warm-up copies");
   CK(cudaEventRecord(ev[0], stream), "cudaEventRecord");
   for(int i = 0; i < o->repeats; i++) {
-    if(o->dir == CUDA_COPY_P2P)
-      CK(cudaMemcpyPeerAsync(dst, ddev, src, sdev, o->size, stream),
-         "cudaMemcpyPeerAsync");
-    else
-      CK(cudaMemcpyAsync(dst, src, o->size, cudaMemcpyDefault, stream),
-         "cudaMemcpyAsync");
+    CK(copy_once(o, b, stream), what);
     CK(cudaEventRecord(ev[i + 1], stream), "cudaEventRecord");
   }
   CK(cudaStreamSynchronize(stream), "timed copies");
@@ -468,37 +460,95 @@ int cuda_copy_bw(const struct cuda_copy_opts *o, struct cuda_copy_result *r,
     : (ms[o->repeats / 2 - 1] + ms[o->repeats / 2]) / 2;
   r->gbps = r->median_ms > 0 ? o->size / (r->median_ms * 1e6) : 0;
   r->gbps_best = r->min_ms > 0 ? o->size / (r->min_ms * 1e6) : 0;
-  if(o->verify) {
-    size_t bad = 0;
-    const unsigned char *got = dst;
-    if(dk == CUDA_MEM_DEVICE) {
-      check = malloc(alloc);
-      if(!check) {
-        snprintf(err, len, "verify: out of host memory (%zu bytes)", alloc);
-        result = CUDA_FAILED;
-        goto fail;
-      }
-      CK(cudaMemcpy(check, dst, o->size, cudaMemcpyDefault),
-         "verify read-back");
-      got = check;
-    }
-    if(!host_verify(got, o->size, seed, &bad)) {
-      snprintf(err, len, "copied bytes differ from the source at offset "
-               "%zu of %zu", bad, o->size);
-      result = CUDA_FAILED;
-      goto fail;
-    }
-    r->verified = 1;
-  }
-  result = CUDA_OK;
 fail:
-  free(check);
   for(int i = 0; i < nev; i++)
     (void)cudaEventDestroy(ev[i]);
+  return result;
+}
+
+/* The destination read back (from the GPU when it lives there) and
+ * compared with the pattern. */
+static int copy_verify(const struct cuda_copy_opts *o,
+                       const struct copy_bufs *b, struct cuda_copy_result *r,
+                       char *err, size_t len)
+{
+  unsigned char *check = NULL;
+  const unsigned char *got = b->dst;
+  size_t bad = 0;
+  int result = CUDA_OK;
+  if(b->dk == CUDA_MEM_DEVICE) {
+    check = malloc(b->alloc);
+    if(!check) {
+      snprintf(err, len, "verify: out of host memory (%zu bytes)", b->alloc);
+      return CUDA_FAILED;
+    }
+    CK(cudaMemcpy(check, b->dst, o->size, cudaMemcpyDefault),
+       "verify read-back");
+    got = check;
+  }
+  if(!host_verify(got, o->size, b->seed, &bad)) {
+    snprintf(err, len, "copied bytes differ from the source at offset "
+             "%zu of %zu", bad, o->size);
+    result = CUDA_FAILED;
+    goto fail;
+  }
+  r->verified = 1;
+fail:
+  free(check);
+  return result;
+}
+
+int cuda_copy_bw(const struct cuda_copy_opts *o, struct cuda_copy_result *r,
+                 char *err, size_t len)
+{
+  struct copy_bufs b = { NULL, NULL, CUDA_MEM_DEVICE, CUDA_MEM_DEVICE,
+                         o->device, o->device, (o->size + 7) & ~(size_t)7,
+                         0x5eed0000u + (uint64_t)o->dir };
+  cudaStream_t stream = NULL;
+  int result;
+
+  memset(r, 0, sizeof(*r));
+  if(o->repeats < 1 || o->repeats > CUDA_COPY_MAX_REPEATS || o->warmup < 0 ||
+     o->size == 0) {
+    snprintf(err, len, "repeats must be 1..%d, warmup >= 0, size > 0",
+             CUDA_COPY_MAX_REPEATS);
+    return CUDA_FAILED;
+  }
+  result = check_dev(o->device, err, len);
+  if(result == CUDA_OK && o->dir == CUDA_COPY_P2P)
+    result = check_dev(o->peer, err, len);
+  if(result != CUDA_OK)
+    return result;
+  b.sk = o->dir == CUDA_COPY_H2D ? CUDA_MEM_PINNED : CUDA_MEM_DEVICE;
+  b.dk = o->dir == CUDA_COPY_D2H ? CUDA_MEM_PINNED : CUDA_MEM_DEVICE;
+  if(o->dir == CUDA_COPY_P2P) {
+    if(o->peer == o->device) {
+      snprintf(err, len, "p2p needs two different GPUs (device = peer = %d)",
+               o->device);
+      return CUDA_FAILED;
+    }
+    b.ddev = o->peer;
+    if((result = copy_peer_access(o, r, err, len)) != CUDA_OK)
+      return result;
+  }
+  result = cuda_alloc(b.sdev, b.alloc, b.sk, &b.src, err, len);
+  if(result == CUDA_OK)
+    result = cuda_alloc(b.ddev, b.alloc, b.dk, &b.dst, err, len);
+  if(result != CUDA_OK)
+    goto fail;
+  CK(cudaSetDevice(o->device), "cudaSetDevice");
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+     "cudaStreamCreate");
+  result = copy_fill(&b, o->device, err, len);
+  if(result == CUDA_OK)
+    result = copy_time(o, &b, stream, r, err, len);
+  if(result == CUDA_OK && o->verify)
+    result = copy_verify(o, &b, r, err, len);
+fail:
   if(stream)
     (void)cudaStreamDestroy(stream);
-  cuda_free(&src, sk);
-  cuda_free(&dst, dk);
+  cuda_free(&b.src, b.sk);
+  cuda_free(&b.dst, b.dk);
   return result;
 }
 

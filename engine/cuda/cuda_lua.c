@@ -429,6 +429,10 @@ static void push_gpu(lua_State *L, const struct nvml_gpu *g)
   set_ll(L, "mem_clock", g->mem_clock);
   set_ll(L, "sm_clock_max", g->sm_clock_max);
   set_ll(L, "mem_clock_max", g->mem_clock_max);
+  set_ll(L, "sm_clock_app", g->sm_clock_app);
+  set_ll(L, "mem_clock_app", g->mem_clock_app);
+  if(g->persistence >= 0)
+    strata_set_bool(L, "persistence", g->persistence);
   if(g->power_w >= 0)
     strata_set_num(L, "power_w", g->power_w);
   if(g->power_limit_w >= 0)

@@ -116,15 +116,115 @@ static int compare(int fd, const struct cufile_opts *o, void *dev,
   return st;
 }
 
+/* The bytes to write: a known pattern (cuda_mix of the word's index),
+ * put on the GPU chunk by chunk. */
+static int fill_pattern(const struct cufile_opts *o, void *dev, size_t chunk,
+                        char *err, size_t errlen)
+{
+  uint64_t *h = malloc(chunk + 8);
+  int ok = h != NULL;
+  for(uint64_t done = 0; ok && done < o->size; done += chunk) {
+    size_t n = o->size - done < chunk ? (size_t)(o->size - done) : chunk;
+    for(size_t i = 0; i < (n + 7) / 8; i++)
+      h[i] = cuda_mix((done >> 3) + i);
+    ok = cuda_copy((char *)dev + done, h, n, err, errlen) == CUDA_OK;
+  }
+  free(h);
+  return ok ? 0 : -1;
+}
+
+/* The file's handle with cuFile (*fh); *fd may be swapped for a buffered
+ * descriptor when the O_DIRECT one is refused.  0, or -1 with err. */
+static int register_file(const struct cufile_api *a,
+                         const struct cufile_opts *o, int *fd, void **fh,
+                         struct cufile_result *r, char *err, size_t errlen)
+{
+  cufile_descr_t d;
+  cufile_error_t e;
+  memset(&d, 0, sizeof(d));
+  d.type = CUFILE_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = *fd;
+  e = a->handle_register(fh, &d);
+  if(e.err && o->direct) {
+    /* compatibility mode may refuse an O_DIRECT descriptor on a file
+     * system it cannot do direct I/O on: try the file buffered */
+    int bfd = open(o->path, o->write ? O_RDWR : O_RDONLY);
+    if(bfd >= 0) {
+      d.handle.fd = bfd;
+      e = a->handle_register(fh, &d);
+      if(e.err)
+        close(bfd);
+      else {
+        close(*fd);
+        *fd = bfd;
+        r->direct = 0;
+      }
+    }
+  }
+  if(e.err) {
+    snprintf(err, errlen, "cuFileHandleRegister %s: %s (%d), CUresult %d "
+             "(cuFile's log says why: cufile.log, CUFILE_LOGFILE_PATH)",
+             o->path, op_error(e.err), e.err, e.cu_err);
+    *fh = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* The timed part: the region read into (or written from) the GPU buffer
+ * in chunks, then fsync'd after a write.  0, or -1 with err. */
+static int transfer(const struct cufile_api *a, const struct cufile_opts *o,
+                    void *fh, int fd, void *dev, size_t chunk,
+                    struct cufile_result *r, char *err, size_t errlen)
+{
+  uint64_t t0 = strata_now_ns();
+  for(uint64_t done = 0; done < o->size;) {
+    size_t n = o->size - done < chunk ? (size_t)(o->size - done) : chunk;
+    ssize_t k = o->write ?
+      a->write(fh, dev, n, (off_t)(o->offset + done), (off_t)done) :
+      a->read(fh, dev, n, (off_t)(o->offset + done), (off_t)done);
+    if(k <= 0) {
+      snprintf(err, errlen, "%s %s at %llu (%zu bytes): returned %zd%s%s",
+               o->write ? "cuFileWrite" : "cuFileRead", o->path,
+               (unsigned long long)(o->offset + done), n, k,
+               k == -1 ? ", errno " : k == 0 ? " (end of file)" : "",
+               k == -1 ? strerror(errno) : "");
+      return -1;
+    }
+    done += (uint64_t)k;
+    r->bytes = done;
+  }
+  if(o->write && fsync(fd)) {
+    snprintf(err, errlen, "fsync %s: %s", o->path, strerror(errno));
+    return -1;
+  }
+  r->seconds = (double)(strata_now_ns() - t0) / 1e9;
+  return 0;
+}
+
+/* The file read back through the page cache and compared with the GPU's
+ * copy. */
+static int verify_file(const struct cufile_opts *o, void *dev, size_t chunk,
+                       struct cufile_result *r, char *err, size_t errlen)
+{
+  int vfd = open(o->path, O_RDONLY), st;
+  if(vfd < 0) {
+    snprintf(err, errlen, "verify: open %s: %s", o->path, strerror(errno));
+    return CUDA_FAILED;
+  }
+  st = compare(vfd, o, dev, chunk, r, err, errlen);
+  close(vfd);
+  return st;
+}
+
 int cufile_io(const struct cufile_opts *o, struct cufile_result *r,
               char *err, size_t errlen)
 {
   struct cufile_api a;
-  cufile_descr_t d;
   cufile_error_t e;
   void *dev = NULL, *fh = NULL;
   size_t chunk = o->chunk ? o->chunk : (size_t)16 << 20;
-  int fd = -1, vfd = -1, opened = 0, st;
+  int fd = -1, opened = 0, st;
   struct stat sb;
   uint64_t t0;
 
@@ -137,19 +237,8 @@ int cufile_io(const struct cufile_opts *o, struct cufile_result *r,
                       CUDA_MEM_DEVICE, &dev, err, errlen)) != CUDA_OK)
     return st;
   st = CUDA_FAILED;
-  if(o->write) {                 /* the bytes to write: a known pattern */
-    uint64_t *h = malloc(chunk + 8);
-    int ok = h != NULL;
-    for(uint64_t done = 0; ok && done < o->size; done += chunk) {
-      size_t n = o->size - done < chunk ? (size_t)(o->size - done) : chunk;
-      for(size_t i = 0; i < (n + 7) / 8; i++)
-        h[i] = cuda_mix((done >> 3) + i);
-      ok = cuda_copy((char *)dev + done, h, n, err, errlen) == CUDA_OK;
-    }
-    free(h);
-    if(!ok)
-      goto out;
-  }
+  if(o->write && fill_pattern(o, dev, chunk, err, errlen))
+    goto out;
   r->direct = o->direct;
   fd = open(o->path, (o->write ? O_RDWR | O_CREAT : O_RDONLY) |
             (o->direct ? O_DIRECT : 0), 0644);
@@ -171,68 +260,14 @@ int cufile_io(const struct cufile_opts *o, struct cufile_result *r,
   opened = 1;
   if(a.get_version)
     (void)a.get_version(&r->version);
-  memset(&d, 0, sizeof(d));
-  d.type = CUFILE_HANDLE_TYPE_OPAQUE_FD;
-  d.handle.fd = fd;
-  e = a.handle_register(&fh, &d);
-  if(e.err && o->direct) {
-    /* compatibility mode may refuse an O_DIRECT descriptor on a file
-     * system it cannot do direct I/O on: try the file buffered */
-    int bfd = open(o->path, o->write ? O_RDWR : O_RDONLY);
-    if(bfd >= 0) {
-      d.handle.fd = bfd;
-      e = a.handle_register(&fh, &d);
-      if(e.err)
-        close(bfd);
-      else {
-        close(fd);
-        fd = bfd;
-        r->direct = 0;
-      }
-    }
-  }
-  if(e.err) {
-    snprintf(err, errlen, "cuFileHandleRegister %s: %s (%d), CUresult %d "
-             "(cuFile's log says why: cufile.log, CUFILE_LOGFILE_PATH)",
-             o->path, op_error(e.err), e.err, e.cu_err);
-    fh = NULL;
+  if(register_file(&a, o, &fd, &fh, r, err, errlen))
     goto out;
-  }
   e = a.buf_register(dev, (size_t)o->size, 0);
   r->buf_registered = !e.err;    /* optional: cuFile bounces otherwise */
   r->register_s = (double)(strata_now_ns() - t0) / 1e9;
-  t0 = strata_now_ns();
-  for(uint64_t done = 0; done < o->size;) {
-    size_t n = o->size - done < chunk ? (size_t)(o->size - done) : chunk;
-    ssize_t k = o->write ?
-      a.write(fh, dev, n, (off_t)(o->offset + done), (off_t)done) :
-      a.read(fh, dev, n, (off_t)(o->offset + done), (off_t)done);
-    if(k <= 0) {
-      snprintf(err, errlen, "%s %s at %llu (%zu bytes): returned %zd%s%s",
-               o->write ? "cuFileWrite" : "cuFileRead", o->path,
-               (unsigned long long)(o->offset + done), n, k,
-               k == -1 ? ", errno " : k == 0 ? " (end of file)" : "",
-               k == -1 ? strerror(errno) : "");
-      goto out;
-    }
-    done += (uint64_t)k;
-    r->bytes = done;
-  }
-  if(o->write && fsync(fd)) {
-    snprintf(err, errlen, "fsync %s: %s", o->path, strerror(errno));
+  if(transfer(&a, o, fh, fd, dev, chunk, r, err, errlen))
     goto out;
-  }
-  r->seconds = (double)(strata_now_ns() - t0) / 1e9;
-  st = CUDA_OK;
-  if(o->verify) {
-    vfd = open(o->path, O_RDONLY);
-    if(vfd < 0) {
-      snprintf(err, errlen, "verify: open %s: %s", o->path, strerror(errno));
-      st = CUDA_FAILED;
-    }
-    else
-      st = compare(vfd, o, dev, chunk, r, err, errlen);
-  }
+  st = o->verify ? verify_file(o, dev, chunk, r, err, errlen) : CUDA_OK;
 out:
   if(r->buf_registered)
     (void)a.buf_deregister(dev);
@@ -242,8 +277,6 @@ out:
     (void)a.driver_close();
   if(fd >= 0)
     close(fd);
-  if(vfd >= 0)
-    close(vfd);
   cuda_free(&dev, CUDA_MEM_DEVICE);
   return st;
 }

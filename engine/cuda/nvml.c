@@ -85,6 +85,8 @@ struct nvmlEventData_st {
                                 unsigned *, unsigned *)) \
   X(nvmlDeviceGetClockInfo, (nvmlDevice_t, int, unsigned *)) \
   X(nvmlDeviceGetMaxClockInfo, (nvmlDevice_t, int, unsigned *)) \
+  X(nvmlDeviceGetApplicationsClock, (nvmlDevice_t, int, unsigned *)) \
+  X(nvmlDeviceGetPersistenceMode, (nvmlDevice_t, int *)) \
   X(nvmlDeviceGetPowerUsage, (nvmlDevice_t, unsigned *)) \
   X(nvmlDeviceGetEnforcedPowerLimit, (nvmlDevice_t, unsigned *)) \
   X(nvmlDeviceGetTemperature, (nvmlDevice_t, int, unsigned *)) \
@@ -310,6 +312,14 @@ static void read_gpu(nvmlDevice_t d, unsigned i, struct nvml_gpu *g)
   g->sm_clock_max = get_u(r, u);
   r = CALL(nvmlDeviceGetMaxClockInfo, d, NVML_CLOCK_MEM, &u);
   g->mem_clock_max = get_u(r, u);
+  /* the clocks set for applications (nvidia-smi -ac) and persistence
+   * mode (-pm): settings a fleet's nodes should share (H4's golden) */
+  r = CALL(nvmlDeviceGetApplicationsClock, d, NVML_CLOCK_SM, &u);
+  g->sm_clock_app = get_u(r, u);
+  r = CALL(nvmlDeviceGetApplicationsClock, d, NVML_CLOCK_MEM, &u);
+  g->mem_clock_app = get_u(r, u);
+  r = CALL(nvmlDeviceGetPersistenceMode, d, &cur);
+  g->persistence = r == NVML_SUCCESS ? cur : -1;
   r = CALL(nvmlDeviceGetPowerUsage, d, &u);
   g->power_w = r == NVML_SUCCESS ? u / 1000.0 : -1;
   r = CALL(nvmlDeviceGetEnforcedPowerLimit, d, &u);

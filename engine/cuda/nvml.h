@@ -38,6 +38,8 @@ struct nvml_gpu {
   long long remapped_corr, remapped_unc;
   int remap_pending, remap_failure;
   int sm_clock, mem_clock, sm_clock_max, mem_clock_max;  /* MHz */
+  int sm_clock_app, mem_clock_app;   /* applications clocks, MHz */
+  int persistence;                   /* 1, 0, -1 */
   double power_w, power_limit_w;
   int temp_c;
   int pcie_gen, pcie_width;          /* current (drops when idle) */

@@ -6,38 +6,21 @@
  * slowest one.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "strata.h"
 #include "fleet.h"
 
-static void close_fd(int *fd)
-{
-  if(*fd >= 0) {
-    (void)close(*fd);
-    *fd = -1;
-  }
-}
-
-static int nonblock(int fd)
-{
-  int fl = fcntl(fd, F_GETFL);
-  return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
 int fleet_spawn(struct fleet_group *g, char *const argv[], char *const envp[],
                 const char *in, size_t in_len)
 {
-  int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
+  struct spawn_cmd c = { argv, envp, NULL, 0 };
+  struct spawn_proc sp;
   struct fleet_proc *p;
-  pid_t pid;
-  int e;
 
   if(g->n == g->cap) {
     int cap = g->cap ? g->cap * 2 : 8;
@@ -50,6 +33,10 @@ int fleet_spawn(struct fleet_group *g, char *const argv[], char *const envp[],
   p = &g->p[g->n];
   memset(p, 0, sizeof(*p));
   p->in_fd = p->s[0].fd = p->s[1].fd = -1;
+  for(int s = 0; s < 2; s++) {
+    p->s[s].b.max = FLEET_MAX_LINE;   /* then a line is handed out cut */
+    p->s[s].b.full = SPAWN_HOLD;
+  }
   if(in_len) {
     p->in = malloc(in_len);
     if(!p->in)
@@ -57,57 +44,22 @@ int fleet_spawn(struct fleet_group *g, char *const argv[], char *const envp[],
     memcpy(p->in, in, in_len);
     p->in_len = in_len;
   }
-  if(pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) ||
-     pipe2(perr, O_CLOEXEC))
-    goto fail;
   /* a child that exits before reading its stdin must not kill us */
   (void)signal(SIGPIPE, SIG_IGN);
-  pid = fork();
-  if(pid < 0)
-    goto fail;
-  if(pid == 0) {
-    sigset_t none;
-    (void)setpgid(0, 0);
-    (void)signal(SIGPIPE, SIG_DFL);
-    (void)signal(SIGINT, SIG_DFL);
-    (void)signal(SIGTERM, SIG_DFL);
-    sigemptyset(&none);
-    (void)sigprocmask(SIG_SETMASK, &none, NULL);
-    if(dup2(pin[0], 0) < 0 || dup2(pout[1], 1) < 0 || dup2(perr[1], 2) < 0)
-      _exit(127);
-    if(envp)
-      execvpe(argv[0], argv, envp);
-    else
-      execvp(argv[0], argv);
-    _exit(127);
+  if(spawn_exec(&c, &sp)) {
+    int e = errno;
+    free(p->in);
+    p->in = NULL;
+    errno = e;
+    return -1;
   }
-  (void)setpgid(pid, pid);
-  (void)close(pin[0]);
-  (void)close(pout[1]);
-  (void)close(perr[1]);
-  p->pid = pid;
-  p->in_fd = pin[1];
-  p->s[0].fd = pout[0];
-  p->s[1].fd = perr[0];
-  (void)nonblock(p->in_fd);
-  (void)nonblock(p->s[0].fd);
-  (void)nonblock(p->s[1].fd);
+  p->pid = sp.pid;
+  p->in_fd = sp.in;
+  p->s[0].fd = sp.out;
+  p->s[1].fd = sp.err;
   if(!p->in_len)
-    close_fd(&p->in_fd);
+    spawn_close(&p->in_fd);
   return g->n++;
-
-fail:
-  e = errno;
-  close_fd(&pin[0]);
-  close_fd(&pin[1]);
-  close_fd(&pout[0]);
-  close_fd(&pout[1]);
-  close_fd(&perr[0]);
-  close_fd(&perr[1]);
-  free(p->in);
-  p->in = NULL;
-  errno = e;
-  return -1;
 }
 
 /* Hand out one line of stream s of child i when it holds one (or its
@@ -119,14 +71,14 @@ static int take_line(struct fleet_group *g, int i, int s,
   char *nl;
   size_t n, skip;
 
-  if(!st->len)
+  if(!st->b.n)
     return 0;
-  nl = memchr(st->buf, '\n', st->len);
+  nl = memchr(st->b.p, '\n', st->b.n);
   if(nl) {
-    n = (size_t)(nl - st->buf);
+    n = (size_t)(nl - st->b.p);
     skip = n + 1;
-  } else if(st->fd < 0 || st->len >= FLEET_MAX_LINE) {
-    n = st->len < FLEET_MAX_LINE ? st->len : FLEET_MAX_LINE;
+  } else if(st->fd < 0 || st->b.n >= FLEET_MAX_LINE) {
+    n = st->b.n < FLEET_MAX_LINE ? st->b.n : FLEET_MAX_LINE;
     skip = n;
   } else {
     return 0;
@@ -138,43 +90,16 @@ static int take_line(struct fleet_group *g, int i, int s,
     g->line = b;
     g->line_cap = n + 1;
   }
-  memcpy(g->line, st->buf, n);
+  memcpy(g->line, st->b.p, n);
   g->line[n] = '\0';
-  memmove(st->buf, st->buf + skip, st->len - skip);
-  st->len -= skip;
+  memmove(st->b.p, st->b.p + skip, st->b.n - skip);
+  st->b.n -= skip;
   ev->kind = FLEET_EV_LINE;
   ev->proc = i;
   ev->stream = s + 1;
   ev->line = g->line;
   ev->len = n;
   return 1;
-}
-
-/* Read what stream s of child i has now; EOF closes it. */
-static int fill(struct fleet_stream *st)
-{
-  for(;;) {
-    ssize_t r;
-    if(st->cap - st->len < 65536) {
-      size_t cap = st->cap ? st->cap * 2 : 65536;
-      char *b = realloc(st->buf, cap);
-      if(!b)
-        return -1;
-      st->buf = b;
-      st->cap = cap;
-    }
-    r = read(st->fd, st->buf + st->len, st->cap - st->len);
-    if(r > 0) {
-      st->len += (size_t)r;
-      if(st->len >= FLEET_MAX_LINE)
-        return 0;
-      continue;
-    }
-    if(r < 0 && (errno == EAGAIN || errno == EINTR))
-      return 0;
-    close_fd(&st->fd);       /* EOF, or an error that ends the stream */
-    return 0;
-  }
 }
 
 static void feed(struct fleet_proc *p)
@@ -189,7 +114,7 @@ static void feed(struct fleet_proc *p)
       return;
     break;                   /* EPIPE: the child stopped reading */
   }
-  close_fd(&p->in_fd);
+  spawn_close(&p->in_fd);
   free(p->in);
   p->in = NULL;
 }
@@ -197,145 +122,167 @@ static void feed(struct fleet_proc *p)
 static void reap(struct fleet_proc *p)
 {
   int st;
-  pid_t r;
-  if(!p->pid)
-    return;
-  r = waitpid(p->pid, &st, WNOHANG);
-  if(r != p->pid)
+  if(!p->pid || spawn_reap(p->pid, 0, &st, NULL) != 1)
     return;
   p->pid = 0;
-  if(WIFSIGNALED(st)) {
-    p->signal = WTERMSIG(st);
-    p->code = 128 + p->signal;
-  } else {
-    p->code = WEXITSTATUS(st);
+  spawn_code(st, &p->code, &p->signal);
+  spawn_close(&p->in_fd);
+}
+
+/* A line any child holds, looked for from g->next round (so one chatty
+ * child does not starve the others): 1 with *ev, 0 none, -1 no memory. */
+static int take_any(struct fleet_group *g, struct fleet_event *ev)
+{
+  for(int k = 0; k < g->n; k++) {
+    int i = (g->next + k) % g->n;
+    for(int s = 0; s < 2; s++) {
+      int rc = take_line(g, i, s, ev);
+      if(rc) {
+        g->next = (i + 1) % g->n;
+        return rc;
+      }
+    }
   }
-  close_fd(&p->in_fd);
+  return 0;
+}
+
+/* What one poll waits on, and what was seen while filling it in. */
+struct watch {
+  struct pollfd *pf;
+  int *who;                  /* per pf: child * 3 + (0 out, 1 err, 2 in) */
+  int nf;
+  int waiting;               /* children to look at again soon */
+  int left;                  /* children not yet reported */
+};
+
+/* Child i into w: its exit once its output is closed (1 with *ev), its
+ * output given up on a drain that took too long (2: look again), or its
+ * open fds to poll (0). */
+static int watch_child(struct fleet_group *g, int i, struct watch *w,
+                       struct fleet_event *ev)
+{
+  struct fleet_proc *p = &g->p[i];
+  w->left++;
+  if(p->s[0].fd < 0 && p->s[1].fd < 0) {
+    reap(p);
+    if(p->pid) {
+      w->waiting++;          /* output closed, process still there */
+      return 0;
+    }
+    p->reported = 1;
+    ev->kind = FLEET_EV_EXIT;
+    ev->proc = i;
+    ev->code = p->code;
+    ev->signal = p->signal;
+    return 1;
+  }
+  if(p->pid) {
+    reap(p);
+    if(!p->pid)
+      p->reaped_ns = strata_now_ns();
+  }
+  if(!p->pid && strata_now_ns() - p->reaped_ns > FLEET_DRAIN_NS) {
+    /* gone, but a process it left behind holds its output: what was
+     * written is handed out; the rest is not waited for */
+    spawn_close(&p->s[0].fd);
+    spawn_close(&p->s[1].fd);
+    return 2;
+  }
+  if(!p->pid)
+    w->waiting++;            /* reaped: poll again soon for the drain */
+  for(int s = 0; s < 2; s++)
+    if(p->s[s].fd >= 0) {
+      w->pf[w->nf] = (struct pollfd){ .fd = p->s[s].fd, .events = POLLIN };
+      w->who[w->nf++] = i * 3 + s;
+    }
+  if(p->in_fd >= 0) {
+    w->pf[w->nf] = (struct pollfd){ .fd = p->in_fd, .events = POLLOUT };
+    w->who[w->nf++] = i * 3 + 2;
+  }
+  return 0;
+}
+
+/* Poll what w holds for up to wait_ms; read and feed what is ready.
+ * 0, or -1 with errno. */
+static int pump(struct fleet_group *g, struct watch *w, int wait_ms)
+{
+  int r = poll(w->pf, (nfds_t)w->nf, wait_ms);
+  if(r < 0)
+    return -1;
+  for(int k = 0; k < w->nf && r > 0; k++) {
+    struct fleet_proc *p = &g->p[w->who[k] / 3];
+    int s = w->who[k] % 3, rc;
+    if(!w->pf[k].revents)
+      continue;
+    if(s == 2) {
+      feed(p);
+      continue;
+    }
+    rc = spawn_buf_read(p->s[s].fd, &p->s[s].b);
+    if(rc < 0)
+      return -1;
+    if(rc)
+      spawn_close(&p->s[s].fd);  /* EOF, or an error that ends it */
+  }
+  return 0;
+}
+
+/* How long one poll waits: until the caller's end, but at most 20 ms
+ * while a child is to be looked at again and 100 ms otherwise (an exit
+ * is no poll event while a process left behind holds the output). */
+static int poll_ms(int timeout_ms, uint64_t end, int waiting)
+{
+  int cap = waiting ? 20 : 100;
+  if(timeout_ms < 0)
+    return cap;
+  return spawn_poll_ms(end, strata_now_ns(), cap);
 }
 
 int fleet_next(struct fleet_group *g, int timeout_ms, struct fleet_event *ev)
 {
   uint64_t end = strata_now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms)
                  * 1000000ull;
-  struct pollfd *pf = NULL;
-  int *who = NULL, rc = 0;
+  struct watch w = { 0 };
+  int rc = 0;
 
   memset(ev, 0, sizeof(*ev));
-  pf = calloc((size_t)g->n * 3 + 1, sizeof(*pf));
-  who = calloc((size_t)g->n * 3 + 1, sizeof(*who));
-  if(!pf || !who) {
+  w.pf = calloc((size_t)g->n * 3 + 1, sizeof(*w.pf));
+  w.who = calloc((size_t)g->n * 3 + 1, sizeof(*w.who));
+  if(!w.pf || !w.who) {
     rc = -1;
     goto out;
   }
   for(;;) {
-    int nf = 0, waiting = 0, left = 0, wait_ms, k_again = 0;
-    for(int k = 0; k < g->n; k++) {
-      int i = (g->next + k) % g->n;
-      for(int s = 0; s < 2; s++) {
-        rc = take_line(g, i, s, ev);
-        if(rc) {
-          g->next = (i + 1) % g->n;
-          goto out;
-        }
-      }
-    }
-    for(int i = 0; i < g->n; i++) {
-      struct fleet_proc *p = &g->p[i];
-      if(p->reported)
-        continue;
-      left++;
-      if(p->s[0].fd < 0 && p->s[1].fd < 0) {
-        reap(p);
-        if(!p->pid) {
-          p->reported = 1;
-          ev->kind = FLEET_EV_EXIT;
-          ev->proc = i;
-          ev->code = p->code;
-          ev->signal = p->signal;
-          rc = 1;
-          goto out;
-        }
-        waiting++;         /* output closed, process still there */
-        continue;
-      }
-      if(p->pid) {
-        reap(p);
-        if(!p->pid)
-          p->reaped_ns = strata_now_ns();
-      }
-      if(!p->pid && strata_now_ns() - p->reaped_ns > FLEET_DRAIN_NS) {
-        /* gone, but a process it left behind holds its output: what was
-         * written is handed out above; the rest is not waited for */
-        close_fd(&p->s[0].fd);
-        close_fd(&p->s[1].fd);
-        k_again = 1;
-        break;
-      }
-      if(!p->pid)
-        waiting++;         /* reaped: poll again soon for the drain */
-      for(int s = 0; s < 2; s++)
-        if(p->s[s].fd >= 0) {
-          pf[nf].fd = p->s[s].fd;
-          pf[nf].events = POLLIN;
-          who[nf++] = i * 3 + s;
-        }
-      if(p->in_fd >= 0) {
-        pf[nf].fd = p->in_fd;
-        pf[nf].events = POLLOUT;
-        who[nf++] = i * 3 + 2;
-      }
-    }
-    if(k_again)
-      continue;
-    if(!left) {
-      rc = 0;
+    int again = 0;
+    if((rc = take_any(g, ev)))
       goto out;
-    }
-    if(timeout_ms < 0) {
-      wait_ms = -1;
-    } else {
-      uint64_t now = strata_now_ns();
-      wait_ms = now >= end ? 0 : (int)((end - now + 999999) / 1000000);
-    }
-    if(waiting && (wait_ms < 0 || wait_ms > 20))
-      wait_ms = 20;          /* poll the unreaped ones again soon */
-    else if(wait_ms < 0 || wait_ms > 100)
-      wait_ms = 100;         /* an exit is no poll event when a process
-                              * left behind holds the output: look */
-    {
-      int r = poll(pf, (nfds_t)nf, wait_ms);
-      if(r < 0) {
-        rc = -1;
+    w.nf = w.waiting = w.left = 0;
+    for(int i = 0; i < g->n && !again; i++) {
+      if(g->p[i].reported)
+        continue;
+      rc = watch_child(g, i, &w, ev);
+      if(rc == 1)
         goto out;
-      }
-      for(int k = 0; k < nf && r > 0; k++) {
-        struct fleet_proc *p = &g->p[who[k] / 3];
-        int s = who[k] % 3;
-        if(!pf[k].revents)
-          continue;
-        if(s == 2) {
-          feed(p);
-        } else if(fill(&p->s[s])) {
-          rc = -1;
-          goto out;
-        }
-      }
+      again = rc == 2;
+    }
+    rc = 0;
+    if(again)
+      continue;
+    if(!w.left)
+      goto out;
+    if(pump(g, &w, poll_ms(timeout_ms, end, w.waiting))) {
+      rc = -1;
+      goto out;
     }
     if(timeout_ms >= 0 && strata_now_ns() >= end) {
       /* lines that arrived in this last poll are still handed out */
-      for(int i = 0; i < g->n; i++)
-        for(int s = 0; s < 2; s++) {
-          rc = take_line(g, i, s, ev);
-          if(rc)
-            goto out;
-        }
-      rc = 0;
+      rc = take_any(g, ev);
       goto out;
     }
   }
 out:
-  free(pf);
-  free(who);
+  free(w.pf);
+  free(w.who);
   return rc;
 }
 
@@ -343,7 +290,7 @@ void fleet_kill(struct fleet_group *g, int i, int sig)
 {
   if(i < 0 || i >= g->n || !g->p[i].pid)
     return;
-  (void)kill(-g->p[i].pid, sig);
+  spawn_kill_group(g->p[i].pid, sig);
 }
 
 int fleet_running(const struct fleet_group *g)
@@ -360,14 +307,15 @@ void fleet_free(struct fleet_group *g)
   for(int i = 0; i < g->n; i++) {
     struct fleet_proc *p = &g->p[i];
     if(p->pid) {
-      (void)kill(-p->pid, SIGKILL);
-      (void)waitpid(p->pid, NULL, 0);
+      int st;
+      spawn_kill_group(p->pid, SIGKILL);
+      (void)spawn_reap(p->pid, 1, &st, NULL);
       p->pid = 0;
     }
-    close_fd(&p->in_fd);
+    spawn_close(&p->in_fd);
     for(int s = 0; s < 2; s++) {
-      close_fd(&p->s[s].fd);
-      free(p->s[s].buf);
+      spawn_close(&p->s[s].fd);
+      free(p->s[s].b.p);
     }
     free(p->in);
   }

@@ -4,8 +4,9 @@
  * `strata run --fleet`: one srun per node, each node's results journaled
  * as they arrive, a silent node seen as silent, a dead one as dead).
  *
- * Each child runs in its own process group; its stdin is fed from a
- * buffer (then closed), its stdout and stderr are split into lines.
+ * Each child runs in its own process group (started by spawn.h); its
+ * stdin is fed from a buffer (then closed), its stdout and stderr are
+ * split into lines.
  */
 #ifndef STRATA_FLEET_H
 #define STRATA_FLEET_H
@@ -14,10 +15,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "spawn.h"
+
 struct fleet_stream {
   int fd;                    /* -1 once at EOF */
-  char *buf;                 /* bytes read, not yet handed out as lines */
-  size_t len, cap;
+  struct spawn_buf b;        /* bytes read, not yet handed out as lines */
 };
 
 struct fleet_proc {

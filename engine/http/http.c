@@ -11,6 +11,7 @@
 
 #include "curl_load.h"
 #include "http.h"
+#include "strata.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_rc;
@@ -64,17 +65,8 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
     b->too_big = 1;
     return 0;  /* aborts the transfer */
   }
-  if(b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 65536;
-    char *np;
-    while(cap < b->n + n + 1)
-      cap *= 2;
-    np = realloc(b->p, cap);
-    if(!np)
-      return 0;
-    b->p = np;
-    b->cap = cap;
-  }
+  if(strata_reserve(&b->p, &b->cap, b->n + n + 1, 65536))
+    return 0;
   memcpy(b->p + b->n, data, n);
   b->n += n;
   return n;

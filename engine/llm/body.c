@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "llm.h"
+#include "strata.h"
 
 /* xorshift64* (Vigna): reproducible in seed, no global state. */
 static uint64_t rnd(uint64_t *s)
@@ -122,18 +123,9 @@ static void put(struct buf *b, const char *s, size_t n)
 {
   if(b->oom)
     return;
-  if(b->len + n + 1 > b->cap) {
-    size_t nc = b->cap ? b->cap * 2 : 512;
-    char *q;
-    while(nc < b->len + n + 1)
-      nc *= 2;
-    q = realloc(b->p, nc);
-    if(!q) {
-      b->oom = 1;
-      return;
-    }
-    b->p = q;
-    b->cap = nc;
+  if(strata_reserve(&b->p, &b->cap, b->len + n + 1, 512)) {
+    b->oom = 1;
+    return;
   }
   memcpy(b->p + b->len, s, n);
   b->len += n;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sse.h"
+#include "strata.h"
 
 #define SSE_MAX_DEFAULT (1u << 20)
 
@@ -25,21 +26,9 @@ void sse_free(struct sse *p)
 
 static int grow(char **b, size_t *cap, size_t need, size_t max)
 {
-  size_t nc;
-  char *q;
-  if(need <= *cap)
-    return 0;
-  if(need > max)
+  if(need > *cap && need > max)
     return -1;
-  nc = *cap ? *cap : 256;
-  while(nc < need)
-    nc *= 2;
-  q = realloc(*b, nc);
-  if(!q)
-    return -1;
-  *b = q;
-  *cap = nc;
-  return 0;
+  return strata_reserve(b, cap, need, 256);
 }
 
 static int dispatch(struct sse *p)

@@ -128,102 +128,163 @@ static void push_half(lua_State *L, const struct nccl_half *h)
     strata_set_int(L, "wrong", h->wrong);
 }
 
-/* nccl.run{op=, gpus=N | devices={...}, min_bytes=, max_bytes=, factor=,
- * step=, dtype=, redop=, root=, warmup=, iters=, check=, timer=, nvls=}
- * -> {rows={ {size, count, type, redop, root, oop={...}, ip={...}} },
- *     nranks, version, library, avg_busbw, wrong, test, timer} */
-static int l_run(lua_State *L)
+/* devices={...} or gpus=N of nccl.run's table into o->devs. */
+static void opt_devices(lua_State *L, struct nccl_opts *o)
+{
+  lua_getfield(L, 1, "devices");
+  if(lua_istable(L, -1)) {
+    o->ndev = (int)luaL_len(L, -1);
+    if(o->ndev < 1 || o->ndev > NCCL_MAX_DEVS)
+      luaL_error(L, "nccl.run: devices: 1 to %d GPUs", NCCL_MAX_DEVS);
+    for(int i = 0; i < o->ndev; i++) {
+      lua_rawgeti(L, -1, i + 1);
+      if(!lua_isinteger(L, -1))
+        luaL_error(L, "nccl.run: devices[%d] is not a GPU index", i + 1);
+      o->devs[i] = (int)lua_tointeger(L, -1);
+      for(int j = 0; j < i; j++)
+        if(o->devs[j] == o->devs[i])
+          luaL_error(L, "nccl.run: devices: GPU %d twice "
+                     "(one communicator rank per GPU)", o->devs[i]);
+      lua_pop(L, 1);
+    }
+  }
+  else if(!lua_isnil(L, -1))
+    luaL_error(L, "nccl.run: devices must be a list of GPU indexes");
+  lua_pop(L, 1);
+  if(!o->ndev) {
+    o->ndev = (int)strata_opt_int(L, 1, "nccl.run", "gpus", 1);
+    if(o->ndev < 1 || o->ndev > NCCL_MAX_DEVS)
+      luaL_error(L, "nccl.run: gpus: 1 to %d", NCCL_MAX_DEVS);
+    for(int i = 0; i < o->ndev; i++)
+      o->devs[i] = i;
+  }
+}
+
+/* nccl.run's table (at 1) into o; raises on a bad option.  Returns
+ * whether the timer is CUDA events (else the host clock). */
+static int opt_run(lua_State *L, struct nccl_opts *o)
 {
   static const char *const keys[] = {
     "op", "gpus", "devices", "min_bytes", "max_bytes", "factor", "step",
     "dtype", "redop", "root", "warmup", "iters", "check", "timer", "nvls",
     "alltoall", NULL
   };
-  static const char *const timers[] = { "events", "host", NULL };
-  struct nccl_opts o;
-  struct nccl_result *r;
-  char err[ERRLEN], v[32];
-  const char *timer;
-  int use_events = -1, s;
-  double bw = 0;
-  long long wrong = 0;
-  int nbw = 0;
+  const char *timer, *a;
 
   luaL_checktype(L, 1, LUA_TTABLE);
   strata_check_keys(L, 1, "nccl.run", keys);
-  memset(&o, 0, sizeof(o));
-  o.coll = opt_enum(L, "op", "all_reduce", nccl_coll_find, nccl_coll_names,
-                    NC_COLLS);
-  o.dtype = opt_enum(L, "dtype", "float", nccl_dtype_find, nccl_dtype_names,
-                     NV_DTYPES);
-  o.op = opt_enum(L, "redop", "sum", nccl_op_find, nccl_op_names, NV_OPS);
-  o.root = (int)strata_opt_int(L, 1, "nccl.run", "root", 0);
-  o.warmup = (int)strata_opt_int(L, 1, "nccl.run", "warmup", 5);
-  o.iters = (int)strata_opt_int(L, 1, "nccl.run", "iters", 20);
-  o.check = strata_opt_bool(L, 1, "nccl.run", "check", 1);
-  o.nvls = strata_opt_bool(L, 1, "nccl.run", "nvls", 0);
-  o.min_bytes = opt_size(L, 1, "min_bytes", 8);
-  o.max_bytes = opt_size(L, 1, "max_bytes", 128u << 20);
-  o.factor = (size_t)strata_opt_int(L, 1, "nccl.run", "factor", 2);
-  o.step = opt_size(L, 1, "step", 1u << 20);
-  {
-    const char *a = strata_opt_str(L, 1, "nccl.run", "alltoall", "auto");
-    if(strcmp(a, "auto") && strcmp(a, "sendrecv"))
-      return luaL_error(L, "nccl.run: unknown alltoall '%s' (auto: "
-                        "ncclAlltoAll where NCCL has it; sendrecv: grouped "
-                        "ncclSend/ncclRecv)", a);
-    o.alltoall_grouped = !strcmp(a, "sendrecv");
-  }
+  memset(o, 0, sizeof(*o));
+  o->coll = opt_enum(L, "op", "all_reduce", nccl_coll_find, nccl_coll_names,
+                     NC_COLLS);
+  o->dtype = opt_enum(L, "dtype", "float", nccl_dtype_find,
+                      nccl_dtype_names, NV_DTYPES);
+  o->op = opt_enum(L, "redop", "sum", nccl_op_find, nccl_op_names, NV_OPS);
+  o->root = (int)strata_opt_int(L, 1, "nccl.run", "root", 0);
+  o->warmup = (int)strata_opt_int(L, 1, "nccl.run", "warmup", 5);
+  o->iters = (int)strata_opt_int(L, 1, "nccl.run", "iters", 20);
+  o->check = strata_opt_bool(L, 1, "nccl.run", "check", 1);
+  o->nvls = strata_opt_bool(L, 1, "nccl.run", "nvls", 0);
+  o->min_bytes = opt_size(L, 1, "min_bytes", 8);
+  o->max_bytes = opt_size(L, 1, "max_bytes", 128u << 20);
+  o->factor = (size_t)strata_opt_int(L, 1, "nccl.run", "factor", 2);
+  o->step = opt_size(L, 1, "step", 1u << 20);
+  a = strata_opt_str(L, 1, "nccl.run", "alltoall", "auto");
+  if(strcmp(a, "auto") && strcmp(a, "sendrecv"))
+    luaL_error(L, "nccl.run: unknown alltoall '%s' (auto: ncclAlltoAll "
+               "where NCCL has it; sendrecv: grouped ncclSend/ncclRecv)", a);
+  o->alltoall_grouped = !strcmp(a, "sendrecv");
   timer = strata_opt_str(L, 1, "nccl.run", "timer", "events");
-  for(int i = 0; timers[i]; i++)
-    if(!strcmp(timer, timers[i]))
-      use_events = i == 0;
-  if(use_events < 0)
-    return luaL_error(L, "nccl.run: unknown timer '%s' (events or host)",
-                      timer);
-  if(o.iters < 1 || o.warmup < 0)
-    return luaL_error(L, "nccl.run: iters must be >= 1, warmup >= 0");
-  if(o.min_bytes > o.max_bytes)
-    return luaL_error(L, "nccl.run: min_bytes %I > max_bytes %I",
-                      (lua_Integer)o.min_bytes, (lua_Integer)o.max_bytes);
-  if(nccl_sweep_sizes(o.min_bytes, o.max_bytes, o.factor, o.step, NULL, 0)
-     > NCCL_MAX_SIZES)
-    return luaL_error(L, "nccl.run: more than %d sizes in the sweep",
-                      NCCL_MAX_SIZES);
-  lua_getfield(L, 1, "devices");
-  if(lua_istable(L, -1)) {
-    o.ndev = (int)luaL_len(L, -1);
-    if(o.ndev < 1 || o.ndev > NCCL_MAX_DEVS)
-      return luaL_error(L, "nccl.run: devices: 1 to %d GPUs",
-                        NCCL_MAX_DEVS);
-    for(int i = 0; i < o.ndev; i++) {
-      lua_rawgeti(L, -1, i + 1);
-      if(!lua_isinteger(L, -1))
-        return luaL_error(L, "nccl.run: devices[%d] is not a GPU index",
-                          i + 1);
-      o.devs[i] = (int)lua_tointeger(L, -1);
-      for(int j = 0; j < i; j++)
-        if(o.devs[j] == o.devs[i])
-          return luaL_error(L, "nccl.run: devices: GPU %d twice "
-                            "(one communicator rank per GPU)", o.devs[i]);
-      lua_pop(L, 1);
-    }
+  if(strcmp(timer, "events") && strcmp(timer, "host"))
+    luaL_error(L, "nccl.run: unknown timer '%s' (events or host)", timer);
+  if(o->iters < 1 || o->warmup < 0)
+    luaL_error(L, "nccl.run: iters must be >= 1, warmup >= 0");
+  if(o->min_bytes > o->max_bytes)
+    luaL_error(L, "nccl.run: min_bytes %I > max_bytes %I",
+               (lua_Integer)o->min_bytes, (lua_Integer)o->max_bytes);
+  if(nccl_sweep_sizes(o->min_bytes, o->max_bytes, o->factor, o->step, NULL,
+                      0) > NCCL_MAX_SIZES)
+    luaL_error(L, "nccl.run: more than %d sizes in the sweep",
+               NCCL_MAX_SIZES);
+  opt_devices(L, o);
+  if(nccl_coll_rooted(o->coll) && (o->root < 0 || o->root >= o->ndev))
+    luaL_error(L, "nccl.run: root %d is not a rank (0..%d)", o->root,
+               o->ndev - 1);
+  if(!nccl_coll_rooted(o->coll))
+    o->root = 0;
+  return !strcmp(timer, "events");
+}
+
+/* rows={...}: one row a message size, both halves (out of place, in
+ * place); *bw and *nbw sum busbw, *wrong the wrong elements. */
+static void push_rows(lua_State *L, const struct nccl_opts *o,
+                      const struct nccl_result *r, double *bw, int *nbw,
+                      long long *wrong)
+{
+  lua_createtable(L, r->nrows, 0);
+  for(int i = 0; i < r->nrows; i++) {
+    const struct nccl_row *w = &r->rows[i];
+    lua_createtable(L, 0, 7);
+    strata_set_int(L, "size", (lua_Integer)w->size);
+    strata_set_int(L, "count", (lua_Integer)w->count);
+    strata_set_str(L, "type", nccl_dtype_names[o->dtype]);
+    strata_set_str(L, "redop", nccl_coll_reduces(o->coll)
+                               ? nccl_op_names[o->op] : "none");
+    strata_set_int(L, "root", nccl_coll_rooted(o->coll) ? o->root : -1);
+    push_half(L, &w->oop);
+    lua_setfield(L, -2, "oop");
+    push_half(L, &w->ip);
+    lua_setfield(L, -2, "ip");
+    lua_rawseti(L, -2, i + 1);
+    *bw += w->oop.busbw + w->ip.busbw;
+    *nbw += 2;
+    *wrong += (w->oop.wrong > 0 ? w->oop.wrong : 0)
+              + (w->ip.wrong > 0 ? w->ip.wrong : 0);
   }
-  else if(!lua_isnil(L, -1))
-    return luaL_error(L, "nccl.run: devices must be a list of GPU indexes");
-  lua_pop(L, 1);
-  if(!o.ndev) {
-    o.ndev = (int)strata_opt_int(L, 1, "nccl.run", "gpus", 1);
-    if(o.ndev < 1 || o.ndev > NCCL_MAX_DEVS)
-      return luaL_error(L, "nccl.run: gpus: 1 to %d", NCCL_MAX_DEVS);
-    for(int i = 0; i < o.ndev; i++)
-      o.devs[i] = i;
+  lua_setfield(L, -2, "rows");
+}
+
+/* nccl.run's result table from r. */
+static void push_run(lua_State *L, const struct nccl_opts *o,
+                     const struct nccl_result *r, int use_events)
+{
+  char v[32];
+  double bw = 0;
+  long long wrong = 0;
+  int nbw = 0;
+  lua_createtable(L, 0, 9);
+  push_rows(L, o, r, &bw, &nbw, &wrong);
+  strata_set_int(L, "nranks", r->nranks);
+  nccl_version_text(r->version, v, sizeof(v));
+  strata_set_str(L, "version", v);
+  strata_set_int(L, "nccl_library", r->version);
+  strata_set_str(L, "library", r->library);
+  strata_set_num(L, "avg_busbw", nbw ? bw / nbw : 0);
+  strata_set_int(L, "wrong", wrong);
+  strata_set_str(L, "test", nccl_coll_names[o->coll]);
+  strata_set_str(L, "timer", use_events ? "events" : "host");
+  if(o->coll == NC_ALLTOALL)
+    strata_set_str(L, "alltoall", r->alltoall_grouped ? "sendrecv"
+                                                      : "ncclAlltoAll");
+  lua_createtable(L, o->ndev, 0);
+  for(int i = 0; i < o->ndev; i++) {
+    lua_createtable(L, 0, 2);
+    strata_set_int(L, "rank", i);
+    strata_set_int(L, "device", o->devs[i]);
+    lua_rawseti(L, -2, i + 1);
   }
-  if(nccl_coll_rooted(o.coll) && (o.root < 0 || o.root >= o.ndev))
-    return luaL_error(L, "nccl.run: root %d is not a rank (0..%d)", o.root,
-                      o.ndev - 1);
-  if(!nccl_coll_rooted(o.coll))
-    o.root = 0;
+  lua_setfield(L, -2, "devices");
+}
+
+/* nccl.run{op=, gpus=N | devices={...}, min_bytes=, max_bytes=, factor=,
+ * step=, dtype=, redop=, root=, warmup=, iters=, check=, timer=, nvls=}
+ * -> {rows={ {size, count, type, redop, root, oop={...}, ip={...}} },
+ *     nranks, version, library, avg_busbw, wrong, test, timer} */
+static int l_run(lua_State *L)
+{
+  struct nccl_opts o;
+  struct nccl_result *r;
+  char err[ERRLEN];
+  int use_events = opt_run(L, &o), s;
 
   r = malloc(sizeof(*r));
   if(!r)
@@ -235,48 +296,7 @@ static int l_run(lua_State *L)
       return strata_skip(L, "%s", err);
     return luaL_error(L, "nccl.run %s: %s", nccl_coll_names[o.coll], err);
   }
-  lua_createtable(L, 0, 9);
-  lua_createtable(L, r->nrows, 0);
-  for(int i = 0; i < r->nrows; i++) {
-    const struct nccl_row *w = &r->rows[i];
-    lua_createtable(L, 0, 7);
-    strata_set_int(L, "size", (lua_Integer)w->size);
-    strata_set_int(L, "count", (lua_Integer)w->count);
-    strata_set_str(L, "type", nccl_dtype_names[o.dtype]);
-    strata_set_str(L, "redop", nccl_coll_reduces(o.coll)
-                               ? nccl_op_names[o.op] : "none");
-    strata_set_int(L, "root", nccl_coll_rooted(o.coll) ? o.root : -1);
-    push_half(L, &w->oop);
-    lua_setfield(L, -2, "oop");
-    push_half(L, &w->ip);
-    lua_setfield(L, -2, "ip");
-    lua_rawseti(L, -2, i + 1);
-    bw += w->oop.busbw + w->ip.busbw;
-    nbw += 2;
-    wrong += (w->oop.wrong > 0 ? w->oop.wrong : 0)
-             + (w->ip.wrong > 0 ? w->ip.wrong : 0);
-  }
-  lua_setfield(L, -2, "rows");
-  strata_set_int(L, "nranks", r->nranks);
-  nccl_version_text(r->version, v, sizeof(v));
-  strata_set_str(L, "version", v);
-  strata_set_int(L, "nccl_library", r->version);
-  strata_set_str(L, "library", r->library);
-  strata_set_num(L, "avg_busbw", nbw ? bw / nbw : 0);
-  strata_set_int(L, "wrong", wrong);
-  strata_set_str(L, "test", nccl_coll_names[o.coll]);
-  strata_set_str(L, "timer", use_events ? "events" : "host");
-  if(o.coll == NC_ALLTOALL)
-    strata_set_str(L, "alltoall", r->alltoall_grouped ? "sendrecv"
-                                                      : "ncclAlltoAll");
-  lua_createtable(L, o.ndev, 0);
-  for(int i = 0; i < o.ndev; i++) {
-    lua_createtable(L, 0, 2);
-    strata_set_int(L, "rank", i);
-    strata_set_int(L, "device", o.devs[i]);
-    lua_rawseti(L, -2, i + 1);
-  }
-  lua_setfield(L, -2, "devices");
+  push_run(L, &o, r, use_events);
   free(r);
   return 1;
 }

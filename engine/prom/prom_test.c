@@ -13,23 +13,6 @@
 #include "prom.h"
 #include "strata.h"
 
-#define NEAR(a, b) (fabs((double)(a) - (double)(b)) <= \
-  1e-9 * (fabs((double)(b)) + 1))
-
-static char *slurp(const char *rel, size_t *len)
-{
-  char path[512], *buf = NULL;
-  size_t cap = 0, n = 0;
-  snprintf(path, sizeof(path), "%s/%s", FIXTURES, rel);
-  if(strata_read_file(path, 0, &buf, &cap, &n)) {
-    fprintf(stderr, "cannot read %s\n", path);
-    exit(2);
-  }
-  if(len)
-    *len = n;
-  return buf;
-}
-
 static const struct prom_sample *find(const struct prom_doc *d,
                                       const char *key)
 {
@@ -53,7 +36,7 @@ static const char *ftype(const struct prom_doc *d,
 static void test_prom_tricky(void)
 {
   size_t len;
-  char *t = slurp("prom/tricky.txt", &len), err[256];
+  char *t = check_fixture(FIXTURES, "prom/tricky.txt", &len), err[256];
   struct prom_doc d;
   const struct prom_sample *s;
   int rc = prom_parse(t, len, &d, err, sizeof(err));
@@ -74,7 +57,7 @@ static void test_prom_tricky(void)
   CHECK(s->nlabels == 2 && !strcmp(s->labels[0].value, "C:\\DIR\\FILE.TXT"));
   CHECK(s->nlabels == 2 &&
         !strcmp(s->labels[1].value, "Cannot find file:\n\"FILE.TXT\""));
-  CHECK(NEAR(s->value, 1.458255915e9) && !strcmp(ftype(&d, s), "gauge"));
+  CHECK(check_near(s->value, 1.458255915e9) && !strcmp(ftype(&d, s), "gauge"));
   CHECK(!prom_is_counter(&d, s));
   s = find(&d, "something_weird{problem=\"division by zero\"}");
   CHECK(s && isinf(s->value) && s->value > 0 && s->ts_ms == -3982045);
@@ -83,7 +66,7 @@ static void test_prom_tricky(void)
   s = find(&d, "not_a_number");
   CHECK(s && isnan(s->value));
   s = find(&d, "colon:in:name");
-  CHECK(s && NEAR(s->value, 1e-3));
+  CHECK(s && check_near(s->value, 1e-3));
   s = find(&d, "http_request_duration_seconds_bucket{le=\"+Inf\"}");
   CHECK(s && s->value == 144320 && !strcmp(ftype(&d, s), "histogram"));
   CHECK(s && prom_is_counter(&d, s));
@@ -108,7 +91,7 @@ static void test_prom_tricky(void)
 static void test_prom_ceph(void)
 {
   size_t len;
-  char *t = slurp("prom/ceph-mgr-16.2.15.txt", &len), err[256];
+  char *t = check_fixture(FIXTURES, "prom/ceph-mgr-16.2.15.txt", &len), err[256];
   struct prom_doc d;
   const struct prom_sample *s;
   CHECK(prom_parse(t, len, &d, err, sizeof(err)) == 0);
@@ -146,7 +129,7 @@ static void test_prom_errors(void)
   };
   for(size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     size_t len;
-    char *t = slurp(bad[i].file, &len), err[256] = "";
+    char *t = check_fixture(FIXTURES, bad[i].file, &len), err[256] = "";
     struct prom_doc d;
     int rc = prom_parse(t, len, &d, err, sizeof(err));
     CHECK(rc == -1);
@@ -160,7 +143,7 @@ static void test_prom_errors(void)
   }
   {
     size_t len;
-    char *t = slurp("prom/crlf.txt", &len), err[256];
+    char *t = check_fixture(FIXTURES, "prom/crlf.txt", &len), err[256];
     struct prom_doc d;
     CHECK(prom_parse(t, len, &d, err, sizeof(err)) == 0 && d.n == 2);
     CHECK(d.n == 2 && d.s[1].value == 3 && !strcmp(ftype(&d, &d.s[1]),
@@ -201,7 +184,7 @@ static int dbl_cmp(const void *a, const void *b)
 static int bench(int n)
 {
   size_t len;
-  char *t = slurp("prom/ceph-mgr-16.2.15.txt", &len), err[256], k[1024];
+  char *t = check_fixture(FIXTURES, "prom/ceph-mgr-16.2.15.txt", &len), err[256], k[1024];
   double *pt = calloc((size_t)n, sizeof(double));
   double *kt = calloc((size_t)n, sizeof(double));
   if(!pt || !kt || n < 1)

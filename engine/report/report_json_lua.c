@@ -30,6 +30,7 @@
 
 #include "report.h"
 #include "report_lua.h"
+#include "strata.h"
 
 /* Stack slots of the arguments and of the output buffer's holder. */
 enum { A_V = 1, A_KEYS, A_CHILDREN, A_CLEAN, A_NULL, A_BUF };
@@ -69,17 +70,8 @@ static int buf_gc(lua_State *L)
 static void need(struct enc *e, size_t more)
 {
   struct buf *b = e->b;
-  size_t cap = b->cap ? b->cap : 4096;
-  char *p;
-  if(b->n + more <= b->cap)
-    return;
-  while(cap < b->n + more)
-    cap *= 2;
-  p = realloc(b->p, cap);
-  if(!p)
+  if(strata_reserve(&b->p, &b->cap, b->n + more, 4096))
     luaL_error(e->L, "report.json: not enough memory");
-  b->p = p;
-  b->cap = cap;
 }
 
 static void put(struct enc *e, const char *s, size_t len)
@@ -246,18 +238,14 @@ static int in_set(lua_State *L, int set, int idx)
 static void put_value(struct enc *e, int idx, int indent, int key,
                       int parent);
 
-/* The table at t: key and parent are stack slots of its key and its
- * parent's key (0: none). */
-static void put_table(struct enc *e, int t, int indent, int key, int parent)
+/* Table self on the path of tables being written: a cycle or a table
+ * nested too deep fails here. */
+static void enter(struct enc *e, const void *self)
 {
   lua_State *L = e->L;
-  lua_Integer n = 0, max = 0, i;
-  int list = 1, empty, top = lua_gettop(L);
-  const void *self = lua_topointer(L, t);
-  for(i = 0; i < e->depth; i++) {    /* the tables it is inside */
+  for(int i = 0; i < e->depth; i++)    /* the tables it is inside */
     if(e->path[i].table == self)
       fail(e, "a cycle");
-  }
   if(e->depth + 1 >= MAX_DEPTH || !lua_checkstack(L, 16))
     fail(e, "a table nested too deep");
   if(e->depth + 1 >= e->cap) {
@@ -270,112 +258,153 @@ static void put_table(struct enc *e, int t, int indent, int key, int parent)
     e->cap = cap;
   }
   e->path[e->depth].table = self;
+}
 
+/* How many keys the table at t has (*n), and whether they are all
+ * integers >= 1 (a list; *max the largest). */
+static int is_list(lua_State *L, int t, lua_Integer *n, lua_Integer *max)
+{
+  int list = 1;
+  *n = *max = 0;
   lua_pushnil(L);
   while(lua_next(L, t)) {
     lua_pop(L, 1);
-    n++;
-    if(list) {
-      if(lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1) {
-        if(lua_tointeger(L, -1) > max)
-          max = lua_tointeger(L, -1);
-      }
-      else
-        list = 0;
+    (*n)++;
+    if(!list)
+      continue;
+    if(lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1) {
+      if(lua_tointeger(L, -1) > *max)
+        *max = lua_tointeger(L, -1);
     }
+    else
+      list = 0;
   }
-  empty = n == 0;
-  if(empty) {
+  return list;
+}
+
+/* A list: on one line when no item is a table, else one item a line. */
+static void put_list(struct enc *e, int t, lua_Integer max, int indent,
+                     int key)
+{
+  lua_State *L = e->L;
+  int flat = 1;
+  lua_Integer i;
+  for(i = 1; i <= max && flat; i++) {
+    flat = lua_geti(L, t, i) != LUA_TTABLE;
+    lua_pop(L, 1);
+  }
+  put(e, "[", 1);
+  for(i = 1; i <= max; i++) {
+    if(i > 1)
+      put(e, ",", 1);
+    if(!flat)
+      pad(e, indent + 1);
+    lua_geti(L, t, i);
+    e->path[e->depth + 1] = (struct level){ NULL, i, NULL, 0 };
+    e->depth++;
+    put_value(e, lua_gettop(L), indent + 1, 0, key);
+    e->depth--;
+    lua_pop(L, 1);
+  }
+  if(!flat)
+    pad(e, indent);
+  put(e, "]", 1);
+}
+
+/* Every key of the table at t as text (tostring), in a table pushed on
+ * the stack (its slot in *texts), and those texts sorted: returned in a
+ * userdata pushed above it (*nk of them). */
+static struct key *sorted_keys(struct enc *e, int t, lua_Integer n,
+                               int *texts, lua_Integer *nk)
+{
+  lua_State *L = e->L;
+  struct key *keys;
+  lua_createtable(L, n < 1 << 20 ? (int)n : 0, 0);
+  *texts = lua_gettop(L);
+  *nk = 0;
+  lua_pushnil(L);
+  while(lua_next(L, t)) {
+    int kt = lua_type(L, -2);
+    lua_pop(L, 1);
+    if(kt != LUA_TSTRING && kt != LUA_TNUMBER) {
+      char what[64];
+      snprintf(what, sizeof(what), "a %s key", lua_typename(L, kt));
+      fail(e, what);
+    }
+    lua_pushvalue(L, -1);
+    lua_tolstring(L, -1, NULL);   /* tostring(k), on a copy: next needs k */
+    lua_rawseti(L, *texts, ++*nk);
+  }
+  keys = lua_newuserdatauv(L, (size_t)*nk * sizeof(*keys), 0);
+  for(lua_Integer k = 0; k < *nk; k++) {
+    lua_rawgeti(L, *texts, k + 1);   /* held by texts: stays where it is */
+    keys[k].s = lua_tolstring(L, -1, &keys[k].len);
+    keys[k].index = k + 1;
+    lua_pop(L, 1);
+  }
+  qsort(keys, (size_t)*nk, sizeof(*keys), key_cmp);
+  return keys;
+}
+
+/* An object: its keys sorted as text, one a line. */
+static void put_object(struct enc *e, int t, lua_Integer n, int indent,
+                       int key)
+{
+  lua_State *L = e->L;
+  int texts, top = lua_gettop(L);
+  lua_Integer nk;
+  struct key *keys = sorted_keys(e, t, n, &texts, &nk);
+  put(e, "{", 1);
+  for(lua_Integer k = 0; k < nk; k++) {
+    int ks;
+    size_t kl;
+    lua_rawgeti(L, texts, keys[k].index);
+    ks = lua_gettop(L);
+    if(k > 0)
+      put(e, ",", 1);
+    pad(e, indent + 1);
+    put_text(e, ks);
+    put(e, ": ", 2);
+    lua_pushvalue(L, ks);
+    if(lua_gettable(L, t) == LUA_TNIL) {
+      const char *kt = lua_tolstring(L, ks, &kl);
+      lua_pop(L, 1);
+      if(lua_stringtonumber(L, kt) == kl + 1)    /* tonumber(k) */
+        lua_gettable(L, t);
+      else
+        lua_pushnil(L);
+    }
+    e->path[e->depth + 1] = (struct level){ NULL, 0, NULL, 0 };
+    e->path[e->depth + 1].key = lua_tolstring(L, ks,
+                                              &e->path[e->depth + 1].keylen);
+    e->depth++;
+    put_value(e, lua_gettop(L), indent + 1, ks, key);
+    e->depth--;
+    lua_pop(L, 2);    /* the value, the key's text */
+  }
+  pad(e, indent);
+  put(e, "}", 1);
+  lua_settop(L, top);
+}
+
+/* The table at t: key and parent are stack slots of its key and its
+ * parent's key (0: none). */
+static void put_table(struct enc *e, int t, int indent, int key, int parent)
+{
+  lua_State *L = e->L;
+  lua_Integer n, max;
+  int list;
+  enter(e, lua_topointer(L, t));
+  list = is_list(L, t, &n, &max);
+  if(n == 0) {
     int as_list = (key && in_set(L, A_KEYS, key)) ||
                   (parent && in_set(L, A_CHILDREN, parent));
     put(e, as_list ? "[]" : "{}", 2);
-    return;
   }
-
-  if(list) {
-    int flat = 1;
-    for(i = 1; i <= max && flat; i++) {
-      flat = lua_geti(L, t, i) != LUA_TTABLE;
-      lua_pop(L, 1);
-    }
-    put(e, "[", 1);
-    for(i = 1; i <= max; i++) {
-      if(i > 1)
-        put(e, ",", 1);
-      if(!flat)
-        pad(e, indent + 1);
-      lua_geti(L, t, i);
-      e->path[e->depth + 1] = (struct level){ NULL, i, NULL, 0 };
-      e->depth++;
-      put_value(e, lua_gettop(L), indent + 1, 0, key);
-      e->depth--;
-      lua_pop(L, 1);
-    }
-    if(!flat)
-      pad(e, indent);
-    put(e, "]", 1);
-    return;
-  }
-
-  /* An object: every key as text (tostring), held in a table, sorted. */
-  {
-    struct key *keys;
-    lua_Integer nk = 0, k;
-    int texts;
-    lua_createtable(L, n < 1 << 20 ? (int)n : 0, 0);
-    texts = lua_gettop(L);
-    lua_pushnil(L);
-    while(lua_next(L, t)) {
-      int kt = lua_type(L, -2);
-      lua_pop(L, 1);
-      if(kt != LUA_TSTRING && kt != LUA_TNUMBER) {
-        char what[64];
-        snprintf(what, sizeof(what), "a %s key", lua_typename(L, kt));
-        fail(e, what);
-      }
-      lua_pushvalue(L, -1);
-      lua_tolstring(L, -1, NULL);   /* tostring(k), on a copy: next needs k */
-      lua_rawseti(L, texts, ++nk);
-    }
-    keys = lua_newuserdatauv(L, (size_t)nk * sizeof(*keys), 0);
-    for(k = 0; k < nk; k++) {
-      lua_rawgeti(L, texts, k + 1);   /* held by texts: stays where it is */
-      keys[k].s = lua_tolstring(L, -1, &keys[k].len);
-      keys[k].index = k + 1;
-      lua_pop(L, 1);
-    }
-    qsort(keys, (size_t)nk, sizeof(*keys), key_cmp);
-    put(e, "{", 1);
-    for(k = 0; k < nk; k++) {
-      int ks;
-      size_t kl;
-      lua_rawgeti(L, texts, keys[k].index);
-      ks = lua_gettop(L);
-      if(k > 0)
-        put(e, ",", 1);
-      pad(e, indent + 1);
-      put_text(e, ks);
-      put(e, ": ", 2);
-      lua_pushvalue(L, ks);
-      if(lua_gettable(L, t) == LUA_TNIL) {
-        const char *kt = lua_tolstring(L, ks, &kl);
-        lua_pop(L, 1);
-        if(lua_stringtonumber(L, kt) == kl + 1)    /* tonumber(k) */
-          lua_gettable(L, t);
-        else
-          lua_pushnil(L);
-      }
-      e->path[e->depth + 1] = (struct level){ NULL, 0, NULL, 0 };
-      e->path[e->depth + 1].key = lua_tolstring(L, ks, &e->path[e->depth + 1].keylen);
-      e->depth++;
-      put_value(e, lua_gettop(L), indent + 1, ks, key);
-      e->depth--;
-      lua_pop(L, 2);    /* the value, the key's text */
-    }
-    pad(e, indent);
-    put(e, "}", 1);
-    lua_settop(L, top);
-  }
+  else if(list)
+    put_list(e, t, max, indent, key);
+  else
+    put_object(e, t, n, indent, key);
 }
 
 static void put_value(struct enc *e, int idx, int indent, int key,

@@ -126,17 +126,8 @@ static int append(char **buf, size_t *len, size_t *cap, const char *p,
 {
   if(*len + n > max)
     n = max > *len ? max - *len : 0;
-  if(*len + n + 1 > *cap) {
-    size_t nc = *cap ? *cap * 2 : 1024;
-    char *q;
-    while(nc < *len + n + 1)
-      nc *= 2;
-    q = realloc(*buf, nc);
-    if(!q)
-      return -1;
-    *buf = q;
-    *cap = nc;
-  }
+  if(strata_reserve(buf, cap, *len + n + 1, 1024))
+    return -1;
   memcpy(*buf + *len, p, n);
   *len += n;
   (*buf)[*len] = '\0';

@@ -19,6 +19,17 @@ static int enc_id(const char *id, char *out, size_t cap)
                                                                       : 0;
 }
 
+/* enc_id, or r says why not (the request is never sent). */
+static int enc_id_for(const char *id, char *out, size_t cap,
+                      struct s3_resp *r)
+{
+  if(!enc_id(id, out, cap))
+    return 0;
+  memset(r, 0, sizeof(*r));
+  snprintf(r->error, sizeof(r->error), "upload id too long");
+  return -1;
+}
+
 int s3_mp_create(struct s3_conn *c, const char *bucket, const char *key,
                  char *id, size_t cap, struct s3_resp *r)
 {
@@ -45,11 +56,8 @@ int s3_mp_part(struct s3_conn *c, const char *bucket, const char *key,
   struct s3_req q = { 0 };
   char query[600], eid[512];
 
-  if(enc_id(id, eid, sizeof(eid))) {
-    memset(r, 0, sizeof(*r));
-    snprintf(r->error, sizeof(r->error), "upload id too long");
+  if(enc_id_for(id, eid, sizeof(eid), r))
     return -1;
-  }
   snprintf(query, sizeof(query), "partNumber=%d&uploadId=%s", number, eid);
   q.method = "PUT";
   q.bucket = bucket;
@@ -114,11 +122,8 @@ int s3_mp_abort(struct s3_conn *c, const char *bucket, const char *key,
 {
   struct s3_req q = { 0 };
   char query[600], eid[512];
-  if(enc_id(id, eid, sizeof(eid))) {
-    memset(r, 0, sizeof(*r));
-    snprintf(r->error, sizeof(r->error), "upload id too long");
+  if(enc_id_for(id, eid, sizeof(eid), r))
     return -1;
-  }
   snprintf(query, sizeof(query), "uploadId=%s", eid);
   q.method = "DELETE";
   q.bucket = bucket;

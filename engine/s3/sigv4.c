@@ -28,18 +28,9 @@ static void sb_add(struct sbuf *b, const char *s, size_t n)
 {
   if(b->oom)
     return;
-  if(b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    char *p;
-    while(cap < b->n + n + 1)
-      cap *= 2;
-    p = realloc(b->p, cap);
-    if(!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
+  if(strata_reserve(&b->p, &b->cap, b->n + n + 1, 256)) {
+    b->oom = 1;
+    return;
   }
   memcpy(b->p + b->n, s, n);
   b->n += n;

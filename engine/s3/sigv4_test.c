@@ -21,29 +21,6 @@ static const struct {
   { "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" },
 };
 
-static char *slurp(const char *path, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  char *p;
-  long n;
-  if(!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  p = malloc((size_t)n + 1);
-  if(p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-    free(p);
-    p = NULL;
-  }
-  fclose(f);
-  if(p) {
-    p[n] = '\0';
-    *len = (size_t)n;
-  }
-  return p;
-}
-
 /* Sign one vector; 0 when the Authorization header matches. */
 static int check(const char *dir, const char *name)
 {
@@ -56,10 +33,10 @@ static int check(const char *dir, const char *name)
   size_t len, alen, nh = 0;
   int rc = 1;
 
-  snprintf(path, sizeof(path), "%s/%s/%s.req", dir, name, name);
-  req = slurp(path, &len);
-  snprintf(path, sizeof(path), "%s/%s/%s.authz", dir, name, name);
-  authz = slurp(path, &alen);
+  snprintf(path, sizeof(path), "%s/%s.req", name, name);
+  req = check_fixture(dir, path, &len);
+  snprintf(path, sizeof(path), "%s/%s.authz", name, name);
+  authz = check_fixture(dir, path, &alen);
   if(!req || !authz) {
     fprintf(stderr, "%s: cannot read the vector\n", name);
     goto out;

@@ -49,6 +49,134 @@ static uint64_t opt_size(lua_State *L, const char *fn, const char *field,
   return (uint64_t)v;
 }
 
+static const char *const run_modes[] = { "tcp", "rc", "cuobject", NULL };
+
+/* s3rdma.run's table (at 1) into o, checked; raises on a bad option.
+ * Returns the client. */
+static struct l_client *opt_run(lua_State *L, const char *fn,
+                                struct s3rdma_run_opts *o)
+{
+  static const char *const keys[] = {
+    "client", "mode", "op", "bucket", "prefix", "size", "range_offset",
+    "range_length", "part_size", "objects", "concurrency", "requests",
+    "seed", "verify", "readback", "http_fallback", "landing_grace",
+    "timeout", "device", "port", "gid_index", "memory", "gpu", "put_grace",
+    "token_contract", "control_host_port", NULL
+  };
+  static const char *const contracts[] = { "current", "suffix", NULL };
+  static const char *const ops[] = { "get", "put", "multipart", NULL };
+  static const char *const mems[] = { "host", "cuda", NULL };
+  struct l_client *c;
+
+  luaL_checktype(L, 1, LUA_TTABLE);
+  strata_check_keys(L, 1, fn, keys);
+  lua_getfield(L, 1, "client");
+  if(lua_isnil(L, -1))
+    luaL_error(L, "%s: option 'client' (an s3.client) is required", fn);
+  c = s3l_check(L, -1, fn);
+  lua_pop(L, 1);
+  memset(o, 0, sizeof(*o));
+  o->mode = (enum s3rdma_mode)opt_enum(L, fn, "mode", "rc", run_modes);
+  o->op = (enum s3rdma_op)opt_enum(L, fn, "op", "get", ops);
+  o->gpu_memory = opt_enum(L, fn, "memory", "host", mems) == 1;
+  o->gpu_device = (int)strata_opt_int(L, 1, fn, "gpu", 0);
+  o->bucket = strata_opt_str(L, 1, fn, "bucket", NULL);
+  if(!o->bucket || !*o->bucket)
+    luaL_error(L, "%s: option 'bucket' is required", fn);
+  o->prefix = strata_opt_str(L, 1, fn, "prefix", "strata-s3rdma-");
+  o->size = opt_size(L, fn, "size", 1 << 20, 1);
+  o->range_off = opt_size(L, fn, "range_offset", 0, 0);
+  o->range_len = opt_size(L, fn, "range_length", 0, 0);
+  o->part_size = opt_size(L, fn, "part_size", 5 << 20, 1);
+  o->objects = (int)opt_size(L, fn, "objects", 1, 1);
+  o->concurrency = (int)opt_size(L, fn, "concurrency", 1, 1);
+  o->requests = (int)opt_size(L, fn, "requests", o->concurrency, 1);
+  o->seed = (uint64_t)strata_opt_int(L, 1, fn, "seed", 1);
+  o->verify = strata_opt_bool(L, 1, fn, "verify", 1);
+  o->readback = strata_opt_bool(L, 1, fn, "readback", 1);
+  o->http_fallback = strata_opt_bool(L, 1, fn, "http_fallback", 0);
+  o->landing_grace_s = strata_opt_num(L, 1, fn, "landing_grace", 2);
+  o->put_grace_s = strata_opt_num(L, 1, fn, "put_grace", -1);
+  o->ctrl_host_port = strata_opt_bool(L, 1, fn, "control_host_port", 0);
+  o->contract = (enum s3rdma_token_contract)
+                opt_enum(L, fn, "token_contract", "current", contracts);
+  o->timeout_s = strata_opt_num(L, 1, fn, "timeout", 0);
+  o->dev = strata_opt_str(L, 1, fn, "device", NULL);
+  o->port = (int)strata_opt_int(L, 1, fn, "port", 1);
+  o->gid_index = (int)strata_opt_int(L, 1, fn, "gid_index", -1);
+  if(o->range_len && o->range_off + o->range_len > o->size)
+    luaL_error(L, "%s: range %llu+%llu is past the object size %llu", fn,
+               (unsigned long long)o->range_off,
+               (unsigned long long)o->range_len,
+               (unsigned long long)o->size);
+  if(o->mode == S3RDMA_MODE_RC &&
+     (o->size > S3RDMA_SIZE_MAX && o->op != S3RDMA_OP_MULTIPART))
+    luaL_error(L, "%s: hipobj-rc-v2 moves at most 2^31-1 bytes a request; "
+               "use op = \"multipart\"", fn);
+  if(o->mode == S3RDMA_MODE_CUOBJ &&
+     (o->op == S3RDMA_OP_MULTIPART ? o->part_size :
+      o->range_len ? o->range_len : o->size) >= S3RDMA_CUOBJ_MAX_REG)
+    luaL_error(L, "%s: cuObject registers at most 4 GiB - 1 in one buffer "
+               "(kCuObjMaxMemoryRegSize; at 4 GiB libminiocpp segfaults): "
+               "split the transfer (multipart parts or ranges of <= 2 GiB)",
+               fn);
+  if(o->op == S3RDMA_OP_MULTIPART)
+    o->requests = o->objects;
+  return c;
+}
+
+/* s3rdma.run's result table: counts, throughput, CPU, latency. */
+static void push_run(lua_State *L, const struct s3rdma_run_opts *o,
+                     const struct s3rdma_run_result *r,
+                     const struct stats_summary *s)
+{
+  double secs = (double)r->duration_ns / 1e9;
+  lua_createtable(L, 0, 32);
+  strata_set_str(L, "mode", o->mode == S3RDMA_MODE_TCP ? "tcp" : "rdma");
+  strata_set_str(L, "provider", run_modes[o->mode]);
+  strata_set_int(L, "requests", (lua_Integer)r->requests);
+  strata_set_int(L, "ok", (lua_Integer)r->ok);
+  strata_set_int(L, "declined", (lua_Integer)r->declined);
+  strata_set_int(L, "failed", (lua_Integer)r->failed);
+  strata_set_int(L, "bytes", (lua_Integer)r->bytes);
+  strata_set_int(L, "fallback_requests", (lua_Integer)r->fallback_requests);
+  strata_set_int(L, "fallback_bytes", (lua_Integer)r->fallback_bytes);
+  strata_set_int(L, "reply_ok", (lua_Integer)r->reply_ok);
+  strata_set_int(L, "landed_ok", (lua_Integer)r->landed_ok);
+  strata_set_int(L, "verified", (lua_Integer)r->verified);
+  strata_set_int(L, "verify_errors", (lua_Integer)r->verify_errors);
+  strata_set_int(L, "readback_ok", (lua_Integer)r->readback_ok);
+  strata_set_int(L, "readback_errors", (lua_Integer)r->readback_errors);
+  strata_set_int(L, "rdma_get_bytes", (lua_Integer)r->rdma_get_bytes);
+  strata_set_int(L, "rdma_put_bytes", (lua_Integer)r->rdma_put_bytes);
+  strata_set_str(L, "memory", o->gpu_memory ? "cuda" : "host");
+  strata_set_int(L, "gpu_copy_errors", (lua_Integer)r->gpu_copy_errors);
+  if(o->gpu_memory)
+    strata_set_int(L, "cuda_threads_bound", r->cuda_threads_bound);
+  strata_set_num(L, "duration_s", secs);
+  strata_set_num(L, "throughput_mibps",
+                 secs > 0 ? (double)(r->bytes + r->fallback_bytes) /
+                            1048576.0 / secs : 0);
+  strata_set_num(L, "throughput_gbps",
+                 secs > 0 ? (double)(r->bytes + r->fallback_bytes) * 8 /
+                            1e9 / secs : 0);
+  strata_set_num(L, "cpu_s", r->cpu_s);
+  strata_set_num(L, "cpu_core_pct", secs > 0 ? 100.0 * r->cpu_s / secs : 0);
+  strata_set_num(L, "cpu_util_pct",
+                 secs > 0 && r->ncpu > 0 ?
+                   100.0 * r->cpu_s / secs / r->ncpu : 0);
+  if(s->n) {
+    strata_set_num(L, "lat_p50_ms", s->p50);
+    strata_set_num(L, "lat_p95_ms", s->p95);
+    strata_set_num(L, "lat_p99_ms", s->p99);
+    strata_set_num(L, "lat_max_ms", s->max);
+  }
+  if(r->first_error[0])
+    strata_set_str(L, "first_error", r->first_error);
+  if(r->token_decoded[0])
+    strata_set_str(L, "token_decoded", r->token_decoded);
+}
+
 /*
  * s3rdma.run{client = s3.client{...}, mode = "rc"|"tcp",
  *            op = "get"|"put"|"multipart", bucket, prefix, size,
@@ -59,85 +187,17 @@ static uint64_t opt_size(lua_State *L, const char *fn, const char *field,
  */
 static int l_run(lua_State *L)
 {
-  static const char *const keys[] = {
-    "client", "mode", "op", "bucket", "prefix", "size", "range_offset",
-    "range_length", "part_size", "objects", "concurrency", "requests",
-    "seed", "verify", "readback", "http_fallback", "landing_grace",
-    "timeout", "device", "port", "gid_index", "memory", "gpu", "put_grace",
-    "token_contract", "control_host_port", NULL
-  };
-  static const char *const contracts[] = { "current", "suffix", NULL };
-  static const char *const modes[] = { "tcp", "rc", "cuobject", NULL };
-  static const char *const ops[] = { "get", "put", "multipart", NULL };
-  static const char *const mems[] = { "host", "cuda", NULL };
   static const char *fn = "s3rdma.run";
   struct s3rdma_run_opts o;
   struct s3rdma_run_result r;
   struct s3_config ctrl;
   struct stats_summary s;
-  struct l_client *c;
-  double secs;
+  struct l_client *c = opt_run(L, fn, &o);
 
-  luaL_checktype(L, 1, LUA_TTABLE);
-  strata_check_keys(L, 1, fn, keys);
-  lua_getfield(L, 1, "client");
-  if(lua_isnil(L, -1))
-    return luaL_error(L, "%s: option 'client' (an s3.client) is required",
-                      fn);
-  c = s3l_check(L, -1, fn);
-  lua_pop(L, 1);
-  memset(&o, 0, sizeof(o));
-  o.mode = (enum s3rdma_mode)opt_enum(L, fn, "mode", "rc", modes);
-  o.op = (enum s3rdma_op)opt_enum(L, fn, "op", "get", ops);
-  o.gpu_memory = opt_enum(L, fn, "memory", "host", mems) == 1;
-  o.gpu_device = (int)strata_opt_int(L, 1, fn, "gpu", 0);
-  o.bucket = strata_opt_str(L, 1, fn, "bucket", NULL);
-  if(!o.bucket || !*o.bucket)
-    return luaL_error(L, "%s: option 'bucket' is required", fn);
-  o.prefix = strata_opt_str(L, 1, fn, "prefix", "strata-s3rdma-");
-  o.size = opt_size(L, fn, "size", 1 << 20, 1);
-  o.range_off = opt_size(L, fn, "range_offset", 0, 0);
-  o.range_len = opt_size(L, fn, "range_length", 0, 0);
-  o.part_size = opt_size(L, fn, "part_size", 5 << 20, 1);
-  o.objects = (int)opt_size(L, fn, "objects", 1, 1);
-  o.concurrency = (int)opt_size(L, fn, "concurrency", 1, 1);
-  o.requests = (int)opt_size(L, fn, "requests", o.concurrency, 1);
-  o.seed = (uint64_t)strata_opt_int(L, 1, fn, "seed", 1);
-  o.verify = strata_opt_bool(L, 1, fn, "verify", 1);
-  o.readback = strata_opt_bool(L, 1, fn, "readback", 1);
-  o.http_fallback = strata_opt_bool(L, 1, fn, "http_fallback", 0);
-  o.landing_grace_s = strata_opt_num(L, 1, fn, "landing_grace", 2);
-  o.put_grace_s = strata_opt_num(L, 1, fn, "put_grace", -1);
-  o.ctrl_host_port = strata_opt_bool(L, 1, fn, "control_host_port", 0);
-  o.contract = (enum s3rdma_token_contract)
-               opt_enum(L, fn, "token_contract", "current", contracts);
-  o.timeout_s = strata_opt_num(L, 1, fn, "timeout", 0);
-  o.dev = strata_opt_str(L, 1, fn, "device", NULL);
-  o.port = (int)strata_opt_int(L, 1, fn, "port", 1);
-  o.gid_index = (int)strata_opt_int(L, 1, fn, "gid_index", -1);
-  if(o.range_len && o.range_off + o.range_len > o.size)
-    return luaL_error(L, "%s: range %llu+%llu is past the object size "
-                      "%llu", fn, (unsigned long long)o.range_off,
-                      (unsigned long long)o.range_len,
-                      (unsigned long long)o.size);
-  if(o.mode == S3RDMA_MODE_RC &&
-     (o.size > S3RDMA_SIZE_MAX && o.op != S3RDMA_OP_MULTIPART))
-    return luaL_error(L, "%s: hipobj-rc-v2 moves at most 2^31-1 bytes a "
-                      "request; use op = \"multipart\"", fn);
-  if(o.mode == S3RDMA_MODE_CUOBJ &&
-     (o.op == S3RDMA_OP_MULTIPART ? o.part_size :
-      o.range_len ? o.range_len : o.size) >= S3RDMA_CUOBJ_MAX_REG)
-    return luaL_error(L, "%s: cuObject registers at most 4 GiB - 1 in one "
-                      "buffer (kCuObjMaxMemoryRegSize; at 4 GiB libminiocpp "
-                      "segfaults): split the transfer (multipart parts or "
-                      "ranges of <= 2 GiB)", fn);
-  if(o.op == S3RDMA_OP_MULTIPART)
-    o.requests = o.objects;
   ctrl = c->cfg;
   ctrl.service = S3RDMA_SIGN_SERVICE;
   o.data_cfg = &c->cfg;
   o.ctrl_cfg = &ctrl;
-
   if(s3rdma_run(&o, &r)) {
     char e[400];
     snprintf(e, sizeof(e), "%s", r.setup_error);
@@ -149,51 +209,7 @@ static int l_run(lua_State *L)
   }
   stats_summarize(&r.lat_ms, &s);
   stats_free(&r.lat_ms);
-  secs = (double)r.duration_ns / 1e9;
-  lua_createtable(L, 0, 32);
-  strata_set_str(L, "mode", o.mode == S3RDMA_MODE_TCP ? "tcp" : "rdma");
-  strata_set_str(L, "provider", modes[o.mode]);
-  strata_set_int(L, "requests", (lua_Integer)r.requests);
-  strata_set_int(L, "ok", (lua_Integer)r.ok);
-  strata_set_int(L, "declined", (lua_Integer)r.declined);
-  strata_set_int(L, "failed", (lua_Integer)r.failed);
-  strata_set_int(L, "bytes", (lua_Integer)r.bytes);
-  strata_set_int(L, "fallback_requests", (lua_Integer)r.fallback_requests);
-  strata_set_int(L, "fallback_bytes", (lua_Integer)r.fallback_bytes);
-  strata_set_int(L, "reply_ok", (lua_Integer)r.reply_ok);
-  strata_set_int(L, "landed_ok", (lua_Integer)r.landed_ok);
-  strata_set_int(L, "verified", (lua_Integer)r.verified);
-  strata_set_int(L, "verify_errors", (lua_Integer)r.verify_errors);
-  strata_set_int(L, "readback_ok", (lua_Integer)r.readback_ok);
-  strata_set_int(L, "readback_errors", (lua_Integer)r.readback_errors);
-  strata_set_int(L, "rdma_get_bytes", (lua_Integer)r.rdma_get_bytes);
-  strata_set_int(L, "rdma_put_bytes", (lua_Integer)r.rdma_put_bytes);
-  strata_set_str(L, "memory", o.gpu_memory ? "cuda" : "host");
-  strata_set_int(L, "gpu_copy_errors", (lua_Integer)r.gpu_copy_errors);
-  if(o.gpu_memory)
-    strata_set_int(L, "cuda_threads_bound", r.cuda_threads_bound);
-  strata_set_num(L, "duration_s", secs);
-  strata_set_num(L, "throughput_mibps",
-                 secs > 0 ? (double)(r.bytes + r.fallback_bytes) /
-                            1048576.0 / secs : 0);
-  strata_set_num(L, "throughput_gbps",
-                 secs > 0 ? (double)(r.bytes + r.fallback_bytes) * 8 /
-                            1e9 / secs : 0);
-  strata_set_num(L, "cpu_s", r.cpu_s);
-  strata_set_num(L, "cpu_core_pct", secs > 0 ? 100.0 * r.cpu_s / secs : 0);
-  strata_set_num(L, "cpu_util_pct",
-                 secs > 0 && r.ncpu > 0 ?
-                   100.0 * r.cpu_s / secs / r.ncpu : 0);
-  if(s.n) {
-    strata_set_num(L, "lat_p50_ms", s.p50);
-    strata_set_num(L, "lat_p95_ms", s.p95);
-    strata_set_num(L, "lat_p99_ms", s.p99);
-    strata_set_num(L, "lat_max_ms", s.max);
-  }
-  if(r.first_error[0])
-    strata_set_str(L, "first_error", r.first_error);
-  if(r.token_decoded[0])
-    strata_set_str(L, "token_decoded", r.token_decoded);
+  push_run(L, &o, &r, &s);
   return 1;
 }
 

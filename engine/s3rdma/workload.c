@@ -572,78 +572,44 @@ static void readback(struct shared *sh, struct s3_conn *c)
   free(b);
 }
 
-int s3rdma_run(const struct s3rdma_run_opts *o,
-               struct s3rdma_run_result *res)
+/* The tasks to share out and each worker's buffer size (*cap): one per
+ * request, or one per part of each object for a multipart upload.  0, or
+ * -1 with setup_error. */
+static int plan_tasks(struct shared *sh, size_t *cap)
 {
-  struct shared sh;
-  struct worker *w = NULL;
-  struct verbs_dev dev;
+  const struct s3rdma_run_opts *o = sh->o;
+  if(o->op != S3RDMA_OP_MULTIPART) {
+    sh->tasks = o->requests;
+    *cap = (size_t)(o->op == S3RDMA_OP_GET && o->range_len ? o->range_len :
+                    o->size);
+    return 0;
+  }
+  sh->nparts = (int)((o->size + o->part_size - 1) / o->part_size);
+  sh->tasks = sh->nparts * o->objects;
+  *cap = (size_t)o->part_size;
+  sh->upload_id = calloc((size_t)o->objects, sizeof(*sh->upload_id));
+  sh->parts = calloc((size_t)sh->tasks, sizeof(*sh->parts));
+  if(!sh->upload_id || !sh->parts) {
+    snprintf(sh->res->setup_error, sizeof(sh->res->setup_error),
+             "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+/* The workers' threads, started together and joined; the wall time and
+ * the process's CPU time over them.  Returns how many started. */
+static int run_workers(struct shared *sh, struct worker *w, int nw)
+{
+  struct s3rdma_run_result *res = sh->res;
   struct rusage ru0, ru1;
   uint64_t t0;
-  int nw = o->concurrency, started = 0, rc = -1;
-  size_t cap;
-
-  memset(res, 0, sizeof(*res));
-  memset(&sh, 0, sizeof(sh));
-  memset(&dev, 0, sizeof(dev));
-  res->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-  if(stats_init(&res->lat_ms, 1024))
-    return -1;
-  sh.o = o;
-  sh.res = res;
-  pthread_mutex_init(&sh.lock, NULL);
-  if(o->op == S3RDMA_OP_MULTIPART) {
-    sh.nparts = (int)((o->size + o->part_size - 1) / o->part_size);
-    sh.tasks = sh.nparts * o->objects;
-    cap = (size_t)o->part_size;
-    sh.upload_id = calloc((size_t)o->objects, sizeof(*sh.upload_id));
-    sh.parts = calloc((size_t)sh.tasks, sizeof(*sh.parts));
-    if(!sh.upload_id || !sh.parts) {
-      snprintf(res->setup_error, sizeof(res->setup_error), "out of memory");
-      goto out;
-    }
-  }
-  else {
-    sh.tasks = o->requests;
-    cap = (size_t)(o->op == S3RDMA_OP_GET && o->range_len ? o->range_len :
-                   o->size);
-  }
-  if(o->mode == S3RDMA_MODE_RC) {
-    enum verbs_code vc = verbs_dev_open(&dev, o->dev, o->port,
-                                        o->gid_index);
-    if(vc) {
-      res->setup_skip = vc == VERBS_ENODEV || vc == VERBS_EPORT;
-      snprintf(res->setup_error, sizeof(res->setup_error), "%s",
-               verbs_errmsg());
-      goto out;
-    }
-    sh.dev = &dev;
-  }
-  w = calloc((size_t)nw, sizeof(*w));
-  if(!w) {
-    snprintf(res->setup_error, sizeof(res->setup_error), "out of memory");
-    goto out;
-  }
-  for(int i = 0; i < nw; i++) {
-    w[i].sh = &sh;
-    w[i].cap = cap;
-    int wo = worker_open(&w[i], res->setup_error,
-                         sizeof(res->setup_error));
-    if(wo) {
-      res->setup_skip = wo == -2;
-      goto out;
-    }
-  }
-  if(o->op == S3RDMA_OP_MULTIPART && mp_step(&sh, w[0].conn, 0)) {
-    snprintf(res->setup_error, sizeof(res->setup_error), "%s",
-             res->first_error);
-    goto out;
-  }
+  int started;
   getrusage(RUSAGE_SELF, &ru0);
   t0 = strata_now_ns();
-  if(o->timeout_s > 0)
-    sh.deadline_ns = t0 + (uint64_t)(o->timeout_s * 1e9);
-  for(; started < nw; started++)
+  if(sh->o->timeout_s > 0)
+    sh->deadline_ns = t0 + (uint64_t)(sh->o->timeout_s * 1e9);
+  for(started = 0; started < nw; started++)
     if(pthread_create(&w[started].tid, NULL, worker_main, &w[started])) {
       snprintf(res->setup_error, sizeof(res->setup_error),
                "cannot start worker thread %d", started);
@@ -657,8 +623,13 @@ int s3rdma_run(const struct s3rdma_run_opts *o,
                (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
                (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
                (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-  if(started < nw)
-    goto out;
+  return started;
+}
+
+/* The workers' counts and latencies summed into the result. */
+static void sum_workers(struct s3rdma_run_result *res, struct worker *w,
+                        int nw)
+{
   for(int i = 0; i < nw; i++) {
     res->ok += w[i].ok;
     res->declined += w[i].declined;
@@ -674,6 +645,81 @@ int s3rdma_run(const struct s3rdma_run_opts *o,
     res->rdma_put_bytes += w[i].put_b;
     (void)stats_merge(&res->lat_ms, &w[i].lat);
   }
+}
+
+/* The RDMA device, in rc mode.  0, or -1 with setup_error (setup_skip:
+ * no device to run on). */
+static int open_dev(struct shared *sh, struct verbs_dev *dev)
+{
+  const struct s3rdma_run_opts *o = sh->o;
+  enum verbs_code vc;
+  if(o->mode != S3RDMA_MODE_RC)
+    return 0;
+  vc = verbs_dev_open(dev, o->dev, o->port, o->gid_index);
+  if(vc) {
+    sh->res->setup_skip = vc == VERBS_ENODEV || vc == VERBS_EPORT;
+    snprintf(sh->res->setup_error, sizeof(sh->res->setup_error), "%s",
+             verbs_errmsg());
+    return -1;
+  }
+  sh->dev = dev;
+  return 0;
+}
+
+/* nw workers, each with its connection and buffer.  0, or -1 with
+ * setup_error (setup_skip: nothing to run on). */
+static int open_workers(struct shared *sh, struct worker *w, int nw,
+                        size_t cap)
+{
+  struct s3rdma_run_result *res = sh->res;
+  for(int i = 0; i < nw; i++) {
+    int wo;
+    w[i].sh = sh;
+    w[i].cap = cap;
+    wo = worker_open(&w[i], res->setup_error, sizeof(res->setup_error));
+    if(wo) {
+      res->setup_skip = wo == -2;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int s3rdma_run(const struct s3rdma_run_opts *o,
+               struct s3rdma_run_result *res)
+{
+  struct shared sh;
+  struct worker *w = NULL;
+  struct verbs_dev dev;
+  int nw = o->concurrency, rc = -1;
+  size_t cap;
+
+  memset(res, 0, sizeof(*res));
+  memset(&sh, 0, sizeof(sh));
+  memset(&dev, 0, sizeof(dev));
+  res->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if(stats_init(&res->lat_ms, 1024))
+    return -1;
+  sh.o = o;
+  sh.res = res;
+  pthread_mutex_init(&sh.lock, NULL);
+  if(plan_tasks(&sh, &cap) || open_dev(&sh, &dev))
+    goto out;
+  w = calloc((size_t)nw, sizeof(*w));
+  if(!w) {
+    snprintf(res->setup_error, sizeof(res->setup_error), "out of memory");
+    goto out;
+  }
+  if(open_workers(&sh, w, nw, cap))
+    goto out;
+  if(o->op == S3RDMA_OP_MULTIPART && mp_step(&sh, w[0].conn, 0)) {
+    snprintf(res->setup_error, sizeof(res->setup_error), "%s",
+             res->first_error);
+    goto out;
+  }
+  if(run_workers(&sh, w, nw) < nw)
+    goto out;
+  sum_workers(res, w, nw);
   res->requests = (uint64_t)sh.tasks;
   res->cuda_threads_bound = sh.bound;
   if(o->op == S3RDMA_OP_MULTIPART && res->failed == 0 &&

@@ -129,25 +129,25 @@ static void test_diskstats(void)
   ctr_set_free(&s);
 }
 
-static void test_jobs(void)
+/* A sequential write of 4 MiB at QD8 with read-back, then random reads
+ * over it by two jobs: o is left set for the next steps. */
+static void job_write_read(struct stg_opts *o, const char *path)
 {
-  const char *path = "storage_test.dat";
-  struct stg_opts o;
   struct stg_result r;
   char err[512];
-  unlink(path);
+  int rc;
 
   /* sequential write of 4 MiB at QD8 with read-back */
-  stg_opts_defaults(&o);
-  o.filename = path;
-  o.rw = STG_WRITE;
-  o.bs = 65536;
-  o.iodepth = 8;
-  o.numjobs = 1;
-  o.size = 4 << 20;
-  o.direct = 1;
-  o.verify = 1;
-  int rc = stg_run(&o, &r, err, sizeof(err));
+  stg_opts_defaults(o);
+  o->filename = path;
+  o->rw = STG_WRITE;
+  o->bs = 65536;
+  o->iodepth = 8;
+  o->numjobs = 1;
+  o->size = 4 << 20;
+  o->direct = 1;
+  o->verify = 1;
+  rc = stg_run(o, &r, err, sizeof(err));
   if(rc)
     fprintf(stderr, "write: %s\n", err);
   CHECK(rc == 0);
@@ -159,13 +159,13 @@ static void test_jobs(void)
   stg_result_free(&r);
 
   /* random 4 KiB reads over it, two jobs, verified */
-  o.rw = STG_RANDREAD;
-  o.bs = 4096;
-  o.iodepth = 16;
-  o.numjobs = 2;
-  o.ios = 500;
-  o.verify = 1;
-  rc = stg_run(&o, &r, err, sizeof(err));
+  o->rw = STG_RANDREAD;
+  o->bs = 4096;
+  o->iodepth = 16;
+  o->numjobs = 2;
+  o->ios = 500;
+  o->verify = 1;
+  rc = stg_run(o, &r, err, sizeof(err));
   CHECK(rc == 0);
   CHECK(r.ios == 1000 && r.verify_errors == 0 && r.laid_out == 0);
   CHECK(r.lat.n == 1000);
@@ -175,40 +175,63 @@ static void test_jobs(void)
       break;
     }
   stg_result_free(&r);
+}
+
+static void job_corrupt(struct stg_opts *o, const char *path)
+{
+  struct stg_result r;
+  char err[512];
+  int rc, fd;
 
   /* a corrupted sector is found and named */
-  int fd = open(path, O_WRONLY);
+  fd = open(path, O_WRONLY);
   CHECK(fd >= 0);
   CHECK(pwrite(fd, "XXXX", 4, 1 << 20) == 4);
   CHECK(fsync(fd) == 0);
   close(fd);
-  o.rw = STG_READ;
-  o.bs = 1 << 20;
-  o.iodepth = 4;
-  o.numjobs = 1;
-  o.ios = 0;
-  rc = stg_run(&o, &r, err, sizeof(err));
+  o->rw = STG_READ;
+  o->bs = 1 << 20;
+  o->iodepth = 4;
+  o->numjobs = 1;
+  o->ios = 0;
+  rc = stg_run(o, &r, err, sizeof(err));
   CHECK(rc == 0);
   CHECK(r.verify_errors == 1 && r.first_bad_offset == (1u << 20));
   stg_result_free(&r);
+}
+
+static void job_time_based(struct stg_opts *o)
+{
+  struct stg_result r;
+  char err[512];
+  int rc;
 
   /* time_based runs for the runtime, wrapping over the region */
-  o.rw = STG_RANDWRITE;
-  o.bs = 4096;
-  o.iodepth = 4;
-  o.verify = 1;
-  o.runtime_s = 0.3;
-  o.time_based = 1;
-  rc = stg_run(&o, &r, err, sizeof(err));
+  o->rw = STG_RANDWRITE;
+  o->bs = 4096;
+  o->iodepth = 4;
+  o->verify = 1;
+  o->runtime_s = 0.3;
+  o->time_based = 1;
+  rc = stg_run(o, &r, err, sizeof(err));
   CHECK(rc == 0);
   CHECK(r.runtime_ns >= 300000000ull && r.runtime_ns < 3000000000ull);
   CHECK(r.verify_errors == 0 && r.verify_bytes > 0);
   stg_result_free(&r);
+}
+
+static void job_batching(const char *path)
+{
+  struct stg_result r;
+  char err[512];
+  int rc;
 
   /* fio's batching, counted: at fio's defaults one io_uring_enter per I/O
    * submitted; iodepth_batch_submit = 0 (the whole depth) and
    * iodepth_batch_complete_max = 16 submit several per call */
   struct stg_opts b;
+  uint64_t unbatched_waits;
+
   stg_opts_defaults(&b);
   CHECK(b.batch_submit == 1 && b.batch_complete_min == 1 &&
         b.batch_complete_max == 0);
@@ -222,7 +245,7 @@ static void test_jobs(void)
   rc = stg_run(&b, &r, err, sizeof(err));
   CHECK(rc == 0 && r.ios == 512);
   CHECK(r.enter_submit == 512);
-  uint64_t unbatched_waits = r.enter_wait;
+  unbatched_waits = r.enter_wait;
   stg_result_free(&r);
   b.batch_submit = 0;
   b.batch_complete_max = 16;
@@ -242,17 +265,35 @@ static void test_jobs(void)
   rc = stg_run(&b, &r, err, sizeof(err));
   CHECK(rc == 0 && r.ios == 512 && r.clat.n == 512);
   stg_result_free(&r);
+}
+
+static void job_errors(struct stg_opts *o)
+{
+  struct stg_result r;
+  char err[512];
 
   /* bad options and a missing file are errors that say which step */
-  o.bs = 1000;
-  CHECK(stg_run(&o, &r, err, sizeof(err)) == -1 && strstr(err, "open:"));
+  o->bs = 1000;
+  CHECK(stg_run(o, &r, err, sizeof(err)) == -1 && strstr(err, "open:"));
   stg_result_free(&r);
-  o.bs = 4096;
-  o.filename = "no/such/dir/file";
-  o.rw = STG_READ;
-  CHECK(stg_run(&o, &r, err, sizeof(err)) == -1 &&
+  o->bs = 4096;
+  o->filename = "no/such/dir/file";
+  o->rw = STG_READ;
+  CHECK(stg_run(o, &r, err, sizeof(err)) == -1 &&
         strstr(err, "No such file"));
   stg_result_free(&r);
+}
+
+static void test_jobs(void)
+{
+  const char *path = "storage_test.dat";
+  struct stg_opts o;
+  unlink(path);
+  job_write_read(&o, path);
+  job_corrupt(&o, path);
+  job_time_based(&o);
+  job_batching(path);
+  job_errors(&o);
   unlink(path);
 }
 

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "spawn.h"
 #include "strata.h"
 #include "sys.h"
 
@@ -254,62 +255,6 @@ int sys_pci_of_path(const char *real, char *out, size_t len)
 
 /* --- Processes ------------------------------------------------------- */
 
-struct sink {
-  char *p;
-  size_t n, cap, max;
-  int truncated;
-};
-
-static void sink_add(struct sink *s, const char *d, size_t n)
-{
-  if(s->n + n > s->max) {
-    s->truncated = 1;
-    n = s->max - s->n;
-  }
-  if(!n)
-    return;
-  if(s->n + n + 1 > s->cap) {
-    size_t cap = s->cap ? s->cap : 4096;
-    char *np;
-    while(cap < s->n + n + 1)
-      cap *= 2;
-    np = realloc(s->p, cap);
-    if(!np) {
-      s->truncated = 1;
-      return;
-    }
-    s->p = np;
-    s->cap = cap;
-  }
-  memcpy(s->p + s->n, d, n);
-  s->n += n;
-}
-
-static void child_exec(const struct sys_run_opts *o, int in, int out,
-                       int err, int errpipe)
-{
-  sigset_t none;
-  int e;
-  setpgid(0, 0);
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  signal(SIGPIPE, SIG_DFL);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  if(dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-    goto fail;
-  if(o->cwd && chdir(o->cwd))
-    goto fail;
-  if(o->envp)
-    execvpe(o->argv[0], o->argv, o->envp);
-  else
-    execvp(o->argv[0], o->argv);
-fail:
-  e = errno;
-  (void)!write(errpipe, &e, sizeof(e));
-  _exit(127);
-}
-
 /* write() to the child's stdin without dying of SIGPIPE when it has gone:
  * block the signal for this thread and swallow the one the write raised. */
 static ssize_t write_nosigpipe(int fd, const void *p, size_t n)
@@ -333,158 +278,134 @@ static ssize_t write_nosigpipe(int fd, const void *p, size_t n)
   return k;
 }
 
-static void close_fd(int *fd)
+/* One command as sys_run watches it (spawn.h does the starting). */
+struct run {
+  const struct sys_run_opts *o;
+  struct spawn_proc p;
+  struct spawn_buf out, err;
+  uint64_t deadline, drain_until;
+  size_t in_off;
+  int status, exited;
+};
+
+/* As much of stdin as the pipe takes now. */
+static void feed(struct run *x)
 {
-  if(*fd >= 0)
-    close(*fd);
-  *fd = -1;
+  ssize_t k = write_nosigpipe(x->p.in, x->o->in + x->in_off,
+                              x->o->in_len - x->in_off);
+  if(k > 0)
+    x->in_off += (size_t)k;
+  if((k < 0 && errno != EAGAIN) || x->in_off == x->o->in_len)
+    spawn_close(&x->p.in);
+}
+
+/* The deadline and a stop kill the group, once each. */
+static void enforce(struct run *x, struct sys_run_result *r, uint64_t now)
+{
+  if(x->exited)
+    return;
+  if(x->deadline && now >= x->deadline && !r->timed_out) {
+    r->timed_out = 1;
+    spawn_kill(x->p.pid, SIGKILL);
+  }
+  if(strata_stop_flag && !r->interrupted) {
+    r->interrupted = 1;
+    spawn_kill(x->p.pid, SIGKILL);
+  }
+}
+
+/* One poll of the command's pipes: reap, enforce, read, feed.  1 once
+ * the command has exited and its output is read (or no longer waited
+ * for: grandchildren may hold it open). */
+static int step(struct run *x, struct sys_run_result *r)
+{
+  struct pollfd pf[3];
+  int *fds[3], n = 0, wait_ms;
+  uint64_t now = strata_now_ns();
+  if(!x->exited && spawn_reap(x->p.pid, 0, &x->status, NULL) == 1) {
+    x->exited = 1;
+    x->drain_until = now + 200000000ull;
+  }
+  if(x->exited && ((x->p.out < 0 && x->p.err < 0) || now >= x->drain_until))
+    return 1;
+  enforce(x, r, now);
+  if(x->p.out >= 0)
+    fds[n] = &x->p.out, pf[n++] = (struct pollfd){ x->p.out, POLLIN, 0 };
+  if(x->p.err >= 0)
+    fds[n] = &x->p.err, pf[n++] = (struct pollfd){ x->p.err, POLLIN, 0 };
+  if(x->p.in >= 0)
+    fds[n] = &x->p.in, pf[n++] = (struct pollfd){ x->p.in, POLLOUT, 0 };
+  wait_ms = x->exited ? 20
+                      : spawn_poll_ms(r->timed_out ? 0 : x->deadline, now, 100);
+  if(n == 0) {
+    if(x->exited)
+      return 1;
+    poll(NULL, 0, wait_ms > 20 ? 20 : wait_ms);
+    return 0;
+  }
+  if(poll(pf, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
+    return 1;
+  for(int i = 0; i < n; i++) {
+    if(!pf[i].revents)
+      continue;
+    if(fds[i] == &x->p.in)
+      feed(x);
+    else if(spawn_buf_read(*fds[i], fds[i] == &x->p.out ? &x->out
+                                                         : &x->err) == 1)
+      spawn_close(fds[i]);
+  }
+  return 0;
+}
+
+/* The result of a command that ran: its exit and its output. */
+static void finish(struct run *x, struct sys_run_result *r, uint64_t t0)
+{
+  spawn_code(x->status, &r->code, &r->signal);
+  r->duration_s = (double)(strata_now_ns() - t0) / 1e9;
+  (void)spawn_buf_add(&x->out, "", 0);
+  (void)spawn_buf_add(&x->err, "", 0);
+  r->out = x->out.p ? x->out.p : strdup("");
+  r->err = x->err.p ? x->err.p : strdup("");
+  r->out_len = x->out.n;
+  r->err_len = x->err.n;
+  r->out_truncated = x->out.truncated;
+  r->err_truncated = x->err.truncated;
 }
 
 int sys_run(const struct sys_run_opts *o, struct sys_run_result *r)
 {
-  int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
-  int pex[2] = { -1, -1 }, status = 0, exited = 0, e;
-  struct sink so = { 0 }, se = { 0 };
-  uint64_t t0 = strata_now_ns(), deadline = 0, drain_until = 0;
-  size_t in_off = 0;
-  pid_t pid;
-  ssize_t nr;
+  struct spawn_cmd c = { o->argv, o->envp, o->cwd, !o->in };
+  struct run x;
+  uint64_t t0 = strata_now_ns();
 
   memset(r, 0, sizeof(*r));
-  so.max = se.max = o->max_output ? o->max_output : (size_t)4 << 20;
+  memset(&x, 0, sizeof(x));
+  x.o = o;
+  x.out.max = x.err.max = o->max_output ? o->max_output : (size_t)4 << 20;
   if(o->timeout_s > 0)
-    deadline = t0 + (uint64_t)(o->timeout_s * 1e9);
-  if(pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) ||
-     pipe2(perr, O_CLOEXEC) || pipe2(pex, O_CLOEXEC))
-    goto syserr;
-  pid = fork();
-  if(pid < 0)
-    goto syserr;
-  if(pid == 0) {
-    int in = pin[0];
-    if(!o->in) {
-      in = open("/dev/null", O_RDONLY);
-      if(in < 0)
-        in = pin[0];
-    }
-    child_exec(o, in, pout[1], perr[1], pex[1]);
-  }
-  setpgid(pid, pid);  /* also in the child: no race on killpg */
-  close_fd(&pin[0]);
-  close_fd(&pout[1]);
-  close_fd(&perr[1]);
-  close_fd(&pex[1]);
+    x.deadline = t0 + (uint64_t)(o->timeout_s * 1e9);
+  if(spawn_exec(&c, &x.p))
+    return -1;
   if(!o->in || o->in_len == 0)
-    close_fd(&pin[1]);
-  else
-    fcntl(pin[1], F_SETFL, O_NONBLOCK);
-  nr = read(pex[0], &e, sizeof(e));  /* EOF once exec succeeded */
-  close_fd(&pex[0]);
-  if(nr == (ssize_t)sizeof(e)) {
+    spawn_close(&x.p.in);
+  if(x.p.exec_errno) {
     char msg[300];
-    r->exec_errno = e;
+    r->exec_errno = x.p.exec_errno;
     snprintf(msg, sizeof(msg), "sys.run: cannot execute '%s': %s\n",
-             o->argv[0], strerror(e));
-    sink_add(&se, msg, strlen(msg));
+             o->argv[0], strerror(x.p.exec_errno));
+    (void)spawn_buf_add(&x.err, msg, strlen(msg));
   }
-  for(;;) {
-    struct pollfd pf[3];
-    int n = 0, wait_ms = 100;
-    uint64_t now = strata_now_ns();
-    if(!exited) {
-      pid_t w = waitpid(pid, &status, WNOHANG);
-      if(w == pid) {
-        exited = 1;
-        drain_until = now + 200000000ull;  /* grandchildren may hold */
-      }
-    }
-    if(exited && ((pout[0] < 0 && perr[0] < 0) || now >= drain_until))
-      break;
-    if(!exited && deadline && now >= deadline && !r->timed_out) {
-      r->timed_out = 1;
-      kill(-pid, SIGKILL);
-    }
-    if(!exited && strata_stop_flag && !r->interrupted) {
-      r->interrupted = 1;
-      kill(-pid, SIGKILL);
-    }
-    if(pout[0] >= 0)
-      pf[n++] = (struct pollfd){ pout[0], POLLIN, 0 };
-    if(perr[0] >= 0)
-      pf[n++] = (struct pollfd){ perr[0], POLLIN, 0 };
-    if(pin[1] >= 0)
-      pf[n++] = (struct pollfd){ pin[1], POLLOUT, 0 };
-    if(deadline && !exited && deadline > now &&
-       (deadline - now) / 1000000 < (uint64_t)wait_ms)
-      wait_ms = (int)((deadline - now) / 1000000) + 1;
-    if(exited)
-      wait_ms = 20;
-    if(n == 0) {
-      if(exited)
-        break;
-      poll(NULL, 0, wait_ms > 20 ? 20 : wait_ms);
-      continue;
-    }
-    if(poll(pf, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
-      break;
-    for(int i = 0; i < n; i++) {
-      char buf[65536];
-      ssize_t k;
-      if(!pf[i].revents)
-        continue;
-      if(pf[i].fd == pin[1]) {
-        k = write_nosigpipe(pin[1], o->in + in_off, o->in_len - in_off);
-        if(k > 0)
-          in_off += (size_t)k;
-        if((k < 0 && errno != EAGAIN) || in_off == o->in_len)
-          close_fd(&pin[1]);
-        continue;
-      }
-      k = read(pf[i].fd, buf, sizeof(buf));
-      if(k > 0)
-        sink_add(pf[i].fd == pout[0] ? &so : &se, buf, (size_t)k);
-      else if(k == 0 || errno != EINTR)
-        close_fd(pf[i].fd == pout[0] ? &pout[0] : &perr[0]);
-    }
-  }
-  if(!exited)
-    waitpid(pid, &status, 0);
+  while(!step(&x, r))
+    ;
+  if(!x.exited)
+    (void)spawn_reap(x.p.pid, 1, &x.status, NULL);
   /* whatever the command left behind in its group goes with it */
-  kill(-pid, SIGKILL);
-  close_fd(&pin[1]);
-  close_fd(&pout[0]);
-  close_fd(&perr[0]);
-  if(WIFSIGNALED(status)) {
-    r->signal = WTERMSIG(status);
-    r->code = 128 + r->signal;
-  }
-  else
-    r->code = WEXITSTATUS(status);
-  r->duration_s = (double)(strata_now_ns() - t0) / 1e9;
-  sink_add(&so, "", 0);
-  r->out = so.p ? so.p : strdup("");
-  r->err = se.p ? se.p : strdup("");
-  if(so.p)
-    so.p[so.n] = '\0';
-  if(se.p)
-    se.p[se.n] = '\0';
-  r->out_len = so.n;
-  r->err_len = se.n;
-  r->out_truncated = so.truncated;
-  r->err_truncated = se.truncated;
+  spawn_kill_group(x.p.pid, SIGKILL);
+  spawn_close(&x.p.in);
+  spawn_close(&x.p.out);
+  spawn_close(&x.p.err);
+  finish(&x, r, t0);
   return 0;
-syserr:
-  e = errno;
-  close_fd(&pin[0]);
-  close_fd(&pin[1]);
-  close_fd(&pout[0]);
-  close_fd(&pout[1]);
-  close_fd(&perr[0]);
-  close_fd(&perr[1]);
-  close_fd(&pex[0]);
-  close_fd(&pex[1]);
-  errno = e;
-  return -1;
 }
 
 void sys_run_free(struct sys_run_result *r)

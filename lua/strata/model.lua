@@ -131,6 +131,8 @@ end
 --              which members held ("benefit: a = 1.2 >= 1.1; b = 8 < 20")
 --   warn       true: held the FAIL limit, past the warn limit (WARN);
 --              warn_limit, warn_text, warn_why say which
+--   explained  true: the spec explained the failed fact in words
+--              (t.explain), appended to why and first in the reason
 --   not_judged true (with ok = true): the limit is a site.<key> the site
 --              file does not set; why = "not judged: ..." (issue 27)
 --   members, held, detail   a group's: its members' checks, the names of

@@ -162,6 +162,12 @@ local function settle(R, T, ci, c, try, st, payload, limit, started, duration)
         return compare.lookup(opts.baseline, t.id, t.params, c)
       end })
   end
+  for _, ck in ipairs(checks or {}) do
+    local text = not ck.ok and out.explain and out.explain[ck.metric]
+    if type(text) == "string" then
+      ck.why, ck.explained = ("%s: %s"):format(ck.why or ck.metric, text), true
+    end
+  end
   if o.kind == "skip" and out.skip_metrics then
     o.why = o.why .. skip_findings(t, T.crits, out.skip_metrics, c, opts)
   end

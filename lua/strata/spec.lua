@@ -40,13 +40,7 @@ local FIELDS = {
   units = "table", run = "function", gate = "boolean",
 }
 M.OPS = require("strata.criteria").OPS
-
-local function is_list(t)
-  if type(t) ~= "table" then return false end
-  local n = 0
-  for _ in pairs(t) do n = n + 1 end
-  return n == #t
-end
+local is_list = require("strata.criteria").is_list
 
 local function check_matrix(where, id, m)
   local order = m.order

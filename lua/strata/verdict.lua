@@ -98,7 +98,8 @@ function M.cell(rec)
     if c.not_judged then unjudged = unjudged or (c.metric .. " " .. c.why) end
     if not c.ok then
       failed = failed or {}
-      failed[#failed + 1] = c.why
+      -- a failure the spec explained in words (t.explain) leads the reason
+      table.insert(failed, c.explained and 1 or #failed + 1, c.why)
     elseif c.warn then
       warned = warned or {}
       warned[#warned + 1] = c.warn_why or c.text

@@ -34,6 +34,9 @@ local function preflight(id, title, memory, max_size, max_conc)
                             c.value == nil and "" or tostring(c.value),
                             c.detail, c.fix, c.source }
         if c.metric then out[c.metric] = c.value end
+        -- "this site's NIC cannot carry AIStor's S3 over RDMA ..." on the
+        -- Summary too, when the criterion fails (issue 27)
+        if c.explain and c.metric then t.explain(c.metric, c.detail) end
       end
       t.table("Preflight checks", { "check", "metric", "fact", "detail",
                                     "fix (when its criterion fails)",

@@ -3,6 +3,19 @@
 -- sysfs).  Expected ports: site.rdma.devices ([{device:, port:}]); without
 -- it, every port of site.rdma.device, else every port found.
 local verbs = require "strata.verbs"
+local pcie = require "strata.lib.pcie"
+
+-- The PCIe link behind each expected device (lib/pcie.lua
+-- rdma_link_metrics: what the hardware packs judge), and its table.
+local function pcie_metrics(t, m, expected, rates)
+  local ok, inv = pcall(function() return require("strata.sys").inventory() end)
+  if not ok then return end
+  local rows = pcie.rdma_link_metrics(inv, expected, rates, m)
+  if #rows > 0 then
+    t.table("PCIe links", { "device", "PCI address", "vendor:device", "name",
+      "link", "Gb/s (after encoding)", "capable Gb/s" }, rows)
+  end
+end
 
 test {
   id = "R1", layer = "verbs", title = "RDMA devices: every expected port PORT_ACTIVE",
@@ -37,7 +50,7 @@ test {
       end
     end
 
-    local rows, gids, m = {}, {}, { devices = #inv, ports_expected = #expected,
+    local rows, gids, rates, m = {}, {}, {}, { devices = #inv, ports_expected = #expected,
       ports_active = 0, ports_not_active = 0, ports_missing = 0 }
     for _, e in ipairs(expected) do
       local d = by[e.device]
@@ -51,6 +64,7 @@ test {
       else
         m[key .. ".state"] = p.state
         m[key .. ".rate_gbps"] = p.rate_gbps
+        rates[("%s.%d"):format(e.device, e.port)] = p.rate_gbps
         m[key .. ".active_mtu"] = p.active_mtu
         if p.state == "PORT_ACTIVE" then
           m.ports_active = m.ports_active + 1
@@ -76,6 +90,7 @@ test {
       "link layer", "active MTU", "rate", "line rate Gbit/s", "netdev",
       "GID index (auto)", "GID", "GID type", "driver", "firmware",
       "NUMA node" }, rows)
+    pcie_metrics(t, m, expected, rates)
     t.table("GID table", { "device", "port", "index", "GID", "type", "IPv4",
       "netdev" }, gids)
     return m

@@ -272,6 +272,8 @@ def how(argv):
         if paths and all(p.rstrip("/").startswith("specs/host") for p in paths):
             return "run", "the host rung runs on any machine"
         return "parse", "runs the site's cluster (RDMA, GPUs, S3)"
+    if cmd == "site" and "--fleet" in argv and "slurm" in argv:
+        return "alloc", "needs a Slurm allocation: the real command up to it"
     if cmd == "lab" and argv[1:2] == ["up"]:
         return "parse", "boots the lab's qemu guests"
     return "run", ""

@@ -154,6 +154,9 @@ do
   local code, text = rc(exe .. " run --until-pass 2 --only H1 " .. specs)
   check(code == 2 and text:find("fleet option", 1, true),
         "strata run --until-pass without --fleet: exit 2: " .. text)
+  code, text = rc(exe .. " run --pairs phased --only H1 " .. specs)
+  check(code == 2 and text:find("--pairs is a fleet option", 1, true),
+        "strata run --pairs without --fleet: exit 2: " .. text)
   code, text = rc(exe .. " check " .. specs .. " --set FLEET.node_ratio.min=0.85"
                   .. " --set FLEET.pair_ratio.min=0.3")
   check(code == 0, "strata check --set FLEET.node_ratio.min=0.85: exit 0: " .. text)
@@ -220,8 +223,69 @@ do
   fm = fmodel.build(journal.read(dir .. "/diag-clean-3guests.jsonl"))
   check(suspects(fm) == "node g1", "the clean run at 0.25: TCG's R3 noise names g1 (as recorded): "
         .. suspects(fm))
+  -- a suspect must be seen twice: the launcher measures its pairs again
+  -- (phase "confirm", the same record shape); copies of the recorded pair
+  -- records stand for the repeat, their R3 figure as given
+  local function confirmed(path, node, v)
+    local recs = journal.read(dir .. path)
+    local last = #recs
+    for i = 1, last do
+      local r = recs[i]
+      if r.type == "result" and r.phase == "pair" and (r.pair[1] == node or r.pair[2] == node) then
+        local c = cjson.decode(cjson.encode(r))
+        c.phase = "confirm"
+        if v and c.id == "R3" then c.metrics.median_us = v end
+        table.insert(recs, #recs, c)
+      end
+    end
+    return fmodel.build(recs)
+  end
+  fm = confirmed("/diag-clean-3guests.jsonl", "g1", 700)
+  local un = fm.attribution.unconfirmed
+  check(suspects(fm) == "" and #un == 1 and un[1].name == "g1"
+        and un[1].text:find("not confirmed, good when measured again: R3 g1->g2", 1, true),
+        "the clean run at 0.25, g1's pairs good when measured again: no suspect, g1 not confirmed: "
+        .. tostring(un[1] and un[1].text))
+  fm = confirmed("/diag-g2-held-60ms-3guests.jsonl", "g2")
+  check(suspects(fm) == "node g2" and fm.attribution.suspects[1].confirmed == 3
+        and fm.attribution.suspects[1].text:find("(confirmed: 3 pairs bad again", 1, true),
+        "g2 held up, its pairs as bad when measured again: node g2, confirmed: "
+        .. tostring(fm.attribution.suspects[1] and fm.attribution.suspects[1].text))
+  -- the launcher confirmed (its "confirm" record) but measured none of
+  -- g2's pairs again: g2 is not named
+  local recs2 = journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl")
+  table.insert(recs2, #recs2, { type = "confirm", pairs = {} })
+  fm = fmodel.build(recs2)
+  check(suspects(fm) == "" and fm.attribution.unconfirmed[1]
+        and fm.attribution.unconfirmed[1].text:find("none of its pairs measured again", 1, true),
+        "confirmed without a repeat of its pairs: no suspect, g2 not confirmed")
   fm = fmodel.build(with_pair_ratio(journal.read(dir .. "/diag-clean-3guests.jsonl"), 0.1))
   check(suspects(fm) == "" and #fm.flaky == 0, "the clean run at 0.1: no suspect, no FLAKY")
+  -- the lab profile's band (lab/thresholds.yaml: FAIL below 0.1, WARN
+  -- below 0.5): the clean run's slow g1 is watched, not named; g2 held up
+  -- 60 ms is still named
+  local function banded(recs)
+    for _, c in ipairs(with_pair_ratio(recs, 0.1)) do
+      if c.type == "thresholds" then
+        for _, x in ipairs(c.criteria) do
+          if x.metric == "pair_ratio" then
+            x.warn = { op = "min", expr = 0.5, text = "pair_ratio >= 0.5", source = "model_test.lua" }
+          end
+        end
+      end
+    end
+    return recs
+  end
+  fm = fmodel.build(banded(journal.read(dir .. "/diag-clean-3guests.jsonl")))
+  local w = fm.attribution.watch
+  check(suspects(fm) == "" and #w == 1 and w[1].name == "g1"
+        and w[1].text:find("in the WARN band: R3 g1->g2", 1, true),
+        "the clean run with a WARN band at 0.5: no suspect, g1 watched: " .. tostring(w[1] and w[1].text))
+  local txt = report.summary_text(fm)
+  check(txt:find("watch: node g1", 1, true), "the summary text says Watch: node g1")
+  fm = fmodel.build(banded(journal.read(dir .. "/diag-g2-held-60ms-3guests.jsonl")))
+  check(suspects(fm) == "node g2" and #fm.attribution.watch == 0,
+        "g2 held up 60 ms with the band: node g2, nothing watched")
   -- a single slow link: g3 -> g1's R2 figure cut to a tenth (in memory),
   -- g3's other pair and g1's other pair (0.36 of the third: TCG) above
   -- pair_ratio 0.3: the link, not a node

@@ -194,10 +194,16 @@ start() {
   mkdir -p "$D/log" "$D/run" "$D/state" "$D/spool" "$D/munge"
   D=$(cd "$D" && pwd)
   nodes=${FLEET_NODES:-4}
+  [ "$nodes" -le 352 ] || die "FLEET_NODES=$nodes: at most 352 (99 + 253 addresses)"
   # one /24 and bridge per bed, so that two beds never collide
   x=$(( $(od -An -N2 -tu2 /dev/urandom) % 200 + 20 ))
   while ip link show "flbr$x" >/dev/null 2>&1; do x=$((x + 1)); done
   br=flbr$x; net=10.213.$x; host_addr=$net.254
+  # nodes 1-99 on $net (the guests take .101 up), the rest on a second /24
+  # of the same bridge ($net2; bench/fleet/orch_scale.sh boots 256), each
+  # namespace with an on-link route to the other
+  net2=10.214.$x
+  node_addr() { if [ "$1" -le 99 ]; then echo "$net.$1"; else echo "$net2.$(($1 - 99))"; fi; }
   ctl_port=$(free_port)
   host=$(hostname -s)
   names=""; nslist=""
@@ -236,6 +242,7 @@ ENV
   # the network: a bridge on the host, a veth into each node's namespace
   ip link add "$br" type bridge
   ip addr add "$host_addr/24" dev "$br"
+  [ "$nodes" -gt 99 ] && ip addr add "$net2.254/24" dev "$br"
   ip link set "$br" up
   i=1
   for n in $names; do
@@ -243,9 +250,13 @@ ENV
     ip netns add "$ns"
     ip link add "fl$x$n" type veth peer name eth0 netns "$ns"
     ip link set "fl$x$n" master "$br" up
-    ip -n "$ns" addr add "$net.$i/24" dev eth0
+    ip -n "$ns" addr add "$(node_addr $i)/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
+    if [ "$nodes" -gt 99 ]; then
+      if [ $i -le 99 ]; then ip -n "$ns" route add "$net2.0/24" dev eth0
+      else ip -n "$ns" route add "$net.0/24" dev eth0; fi
+    fi
     i=$((i + 1))
   done
 
@@ -292,7 +303,7 @@ CONF
       if [ -z "$feats" ]; then
         if [ $i -le 2 ]; then f=gpu,s3client; else f=s3client; fi
       fi
-      echo "NodeName=$n NodeHostname=$n NodeAddr=$net.$i CPUs=2 RealMemory=1000 State=UNKNOWN${f:+ Feature=$f}"
+      echo "NodeName=$n NodeHostname=$n NodeAddr=$(node_addr $i) CPUs=2 RealMemory=1000 State=UNKNOWN${f:+ Feature=$f}"
       i=$((i + 1))
     done
     # the RDMA nodes: 1 vCPU, 512 MiB guests; DOWN until guests-up
@@ -324,7 +335,7 @@ CONF
       >"$D/log/slurmd-$n.out" 2>&1 &
     echo $! > "$D/run/slurmd-$n-fg.pid"
   done
-  wait_for 40 "the nodes to come up" sh -c \
+  wait_for $((40 + nodes / 4)) "the nodes to come up" sh -c \
     "[ \$(sinfo -h -N -p fleet -t idle -o %N | wc -l) -eq $nodes ]"
   echo "slurm.sh: cluster up in $D: $nodes nodes (${names# }), controller $host_addr:$ctl_port"
 }

@@ -5,10 +5,7 @@ local api = require "strata.k8s.api"
 local render = require "strata.k8s.render"
 local k8scmd = require "strata.cmd.k8s"
 local sa, base, mode = arg[1], arg[2], arg[3]
-local fails = 0
-local function check(cond, what)
-  if not cond then fails = fails + 1 io.stderr:write("FAIL: ", what, "\n") end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 
 local cfg = assert(api.in_cluster { sa_dir = sa, base = base })
 check(cfg.namespace == "rdma-test", "namespace from the service account dir")
@@ -18,7 +15,7 @@ if mode == "forbid" then
   local ok, err = pcall(api.agents, cfg, render.AGENT_SELECTOR)
   check(not ok and tostring(err):find("HTTP 403: pods is forbidden", 1, true),
         "403 names the Status message: " .. tostring(err))
-  os.exit(fails == 0 and 0 or 1)
+  os.exit(check.n == 0 and 0 or 1)
 end
 
 if mode == "r8" then
@@ -36,8 +33,8 @@ if mode == "r8" then
     { state = "PORT_DOWN", active_mtu = 1024, link_layer = "Ethernet" } } } }
   check(active == 1 and #rows == 2 and rows[1][1] == "mlx5_0", "pod ports")
   check(r8.pod_ports {} == 0, "no device in the pod: 0 active ports")
-  io.stderr:write(fails == 0 and "r8: ok\n" or "")
-  os.exit(fails == 0 and 0 or 1)
+  io.stderr:write(check.n == 0 and "r8: ok\n" or "")
+  os.exit(check.n == 0 and 0 or 1)
 end
 
 local a = api.agents(cfg, render.AGENT_SELECTOR)
@@ -74,5 +71,5 @@ check(not ok and tostring(err):find("HTTP 401", 1, true), "401 reported: " .. to
 -- not in a pod at all
 local none, why = api.in_cluster { sa_dir = sa .. "/absent", base = base }
 check(none == nil and why:find("no service account token", 1, true), "no token: " .. tostring(why))
-io.stderr:write(fails == 0 and "discovery: ok\n" or "")
-os.exit(fails == 0 and 0 or 1)
+io.stderr:write(check.n == 0 and "discovery: ok\n" or "")
+os.exit(check.n == 0 and 0 or 1)

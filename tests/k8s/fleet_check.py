@@ -19,13 +19,12 @@ import openpyxl
 
 src, tmp = sys.argv[1:3]
 schema = os.path.join(src, "tests", "k8s", "fixtures", "k8s-1.33-openapi-subset.json")
-fails = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import Checks  # noqa: E402
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        fails.append(what)
+check = Checks()
+fails = check.fails
 
 
 def reqs(path):

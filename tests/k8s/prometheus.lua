@@ -7,10 +7,7 @@
 local counters = require "strata.counters"
 local prom = require "strata.report.prometheus"
 local m = dofile(arg[1])
-local fails = 0
-local function check(c, what)
-  if not c then fails = fails + 1 io.stderr:write("FAIL: ", what, "\n") end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 prom.write(arg[2], m)
 local f = assert(io.open(arg[2], "rb"))
 local text = f:read("a")
@@ -62,5 +59,5 @@ if arg[3] then
   for _, s in ipairs(s2) do if s.name == "strata_test_pass" then n = n + 1 end end
   check(n >= 1, "strata report --prometheus wrote test series")
 end
-io.stderr:write(fails == 0 and "prometheus: ok\n" or "")
-os.exit(fails == 0 and 0 or 1)
+io.stderr:write(check.n == 0 and "prometheus: ok\n" or "")
+os.exit(check.n == 0 and 0 or 1)

@@ -22,12 +22,12 @@ strata, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 update = "--update" in sys.argv
 schema = os.path.join(src, "tests/k8s/fixtures/k8s-1.33-openapi-subset.json")
 golden = os.path.join(src, "tests/k8s/golden")
-fails = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import Checks  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        fails.append(what)
+check = Checks(quiet=True)
+fails = check.fails
 
 
 def read(p):

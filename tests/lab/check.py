@@ -8,6 +8,7 @@ that names what is missing; nothing ERRORs or is BLOCKED; scaled rows
 name their cuts.  Prints the verdict table."""
 import json
 import re
+import os
 import sys
 
 import openpyxl
@@ -28,13 +29,12 @@ GAPS = []
 # H4 compares with a golden configuration the lab's site file does not hold
 BY_SITE = {"H4": "no golden configuration in the site file"}
 NEEDS = re.compile(r"cuda|nvidia|gpu|kubernetes|k8s|nccl|vllm", re.I)
-fails = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import Checks  # noqa: E402
 
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        fails.append(what)
+check = Checks()
+fails = check.fails
 
 
 wb = openpyxl.load_workbook(xlsx, read_only=True)

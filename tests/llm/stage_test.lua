@@ -11,11 +11,7 @@ for line in io.lines(dir .. "/env") do
   local k, v = line:match("^([%w_]+)=(.*)$")
   if k then env[k] = v end
 end
-local fails = 0
-local function check(c, what)
-  print((c and "ok   " or "FAIL ") .. what)
-  if not c then fails = fails + 1 end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")()
 
 local cl = s3.client { endpoint = env.S3_ENDPOINT, region = env.S3_REGION,
                        credentials_file = env.S3_CREDENTIALS_FILE }
@@ -57,5 +53,5 @@ local ok, e = pcall(llm.stage, { client = cl, bucket = bucket, shards = {},
                                   memory = "host" })
 check(not ok and tostring(e):find("empty", 1, true), "no shards raises")
 cl:close()
-if fails > 0 then os.exit(1) end
+if check.n > 0 then os.exit(1) end
 print("stage: all checks passed")

@@ -16,6 +16,7 @@ spoils a good one beside it.
 usage: test_fixture.py <strata binary> <tests/llm>
 """
 import statistics
+import os
 import sys
 import time
 
@@ -25,13 +26,12 @@ import fixture_server  # noqa: E402
 import sse_server  # noqa: E402
 import timing  # noqa: E402
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import Checks  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
+check = Checks(quiet=True)
+failures = check.fails
 
 
 def run(opts):

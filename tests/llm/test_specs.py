@@ -20,13 +20,12 @@ import sse_server  # noqa: E402
 
 SPECS = os.path.join(HERE, "..", "..", "specs", "vllm")
 os.makedirs(WORK, exist_ok=True)
-fails = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import Checks  # noqa: E402
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        fails.append(what)
+check = Checks()
+fails = check.fails
 
 
 def results(path):

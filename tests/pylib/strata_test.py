@@ -70,3 +70,26 @@ class Tmp(unittest.TestCase):
         with open(self.path(name), "w") as f:
             f.write(text)
         return self.path(name)
+
+
+class Checks:
+    """The check(cond, what) of the script tests, once: each check printed
+    as "ok   what" or "FAIL what" as it goes (quiet: the failures only), the
+    failed ones kept in .fails; end(name) prints how many failed and exits,
+    1 when any did.  check = Checks(); check(x == 1, "x is one")."""
+
+    def __init__(self, quiet=False):
+        self.fails = []
+        self.quiet = quiet
+
+    def __call__(self, cond, what):
+        if not cond:
+            self.fails.append(what)
+        if not cond or not self.quiet:
+            print(("ok   " if cond else "FAIL ") + what, flush=True)
+        return bool(cond)
+
+    def end(self, name="checks"):
+        print("%s: %s" % (name, "ok" if not self.fails
+                          else "%d failure(s)" % len(self.fails)), flush=True)
+        raise SystemExit(1 if self.fails else 0)

@@ -8,21 +8,14 @@
 -- core.denull, the journal reader's JSON clean-up; and redact.clean's walk
 -- (core.clean_copy).
 local outdir = assert(arg[1], "usage: bulk.lua OUTDIR")
-local workbook = require "strata.report.workbook"
-local sheets = require "strata.report.xlsheets"
+local sheets = require "strata.report.sheet"
 local core = require "strata.core"
 local cjson = require "cjson"
 
-local failures = 0
-local function check(cond, what)
-  if not cond then
-    failures = failures + 1
-    io.stderr:write("FAIL: ", what, "\n")
-  end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 
 os.execute("mkdir -p '" .. outdir .. "'")
-local wb, ctx = workbook.open(outdir .. "/bulk.xlsx")
+local wb, ctx = sheets.open(outdir .. "/bulk.xlsx")
 local F = ctx.F
 local long = ("x"):rep(40000)        -- cut to 32765 characters + an ellipsis
 local rows = {
@@ -145,8 +138,8 @@ local ch = redact.clean(held)
 check(ch ~= held and ch.plain == plain and ch.n == "token ***", "clean: unchanged parts shared")
 check(redact.clean(plain) == plain, "clean: nothing to mask, v itself")
 
-if failures > 0 then
-  io.stderr:write(failures, " failure(s)\n")
+if check.n > 0 then
+  io.stderr:write(check.n, " failure(s)\n")
   os.exit(1)
 end
 print("report bulk: ok")

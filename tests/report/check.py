@@ -4,19 +4,19 @@ from fixtures/report/model.lua: the workbook with openpyxl, the JUnit XML
 with xml.etree, the JSON with json.  Run with /usr/bin/python3 (Debian's
 python3-openpyxl)."""
 import json
+import os
 import sys
 import xml.etree.ElementTree as ET
 
 import openpyxl
 
 OUT = sys.argv[1]
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import Checks  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+check = Checks(quiet=True)
+failures = check.fails
 
 
 def rgb(cell):

@@ -16,11 +16,10 @@ dcterms:modified are the time of the write (report_lua.c passes
 lxw_doc_properties with created = 0, and libxlsxwriter then takes
 time(NULL)); they are replaced by a fixed stamp before hashing.  Everything
 else is a function of the journal: two writes of the same journal, in
-different directories and seconds apart, gave the same bytes otherwise,
-but for the fleet JSON: fleet/report.lua encodes it with cjson, whose key
-order is the Lua table's, and Lua 5.4 seeds its string hashes per process
-(luai_makeseed), so the order changes from one run to the next.  That file
-is compared as its content: parsed and dumped with sorted keys.
+different directories and seconds apart, gave the same bytes otherwise.
+(The fleet JSON once came from cjson, whose key order is the Lua table's,
+seeded per process by luai_makeseed; it has the run JSON's encoder now,
+with sorted keys.)
 
 --update rewrites the reference file and prints which parts changed, were
 added or went away, so an intended output change is accepted by name.  The
@@ -28,7 +27,6 @@ outputs stay in WORKDIR/<case>/ to be diffed against another build's.
 """
 import gzip
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -121,9 +119,6 @@ def render(strata, case, journal, prom, work):
         if os.path.exists(path):
             with open(path, "rb") as fh:
                 parts[f] = fh.read()
-    if not prom:   # a fleet journal: its JSON's key order is the hash's
-        parts["report.json"] = json.dumps(json.loads(parts["report.json"]),
-                                          sort_keys=True).encode()
     return parts
 
 

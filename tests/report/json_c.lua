@@ -11,13 +11,7 @@ local common = require "strata.report.common"
 local cjson = require "cjson"
 local json = require "strata.report.json"
 
-local failures = 0
-local function check(cond, fmt, ...)
-  if not cond then
-    failures = failures + 1
-    io.stderr:write(("FAIL: " .. fmt .. "\n"):format(...))
-  end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 
 -- ---- the reference: strata.report.json's encoder at d34e8a7, verbatim
 local ARRAY_KEYS = {
@@ -251,8 +245,8 @@ local c_s = os.clock() - c0
 check(a == b, "10 000 results: the texts differ")
 print(("json_c: %d/3000 generated values the same; 10 000 results %.3f s (Lua) "
   .. "-> %.3f s (C)"):format(N, lua_s, c_s))
-if failures > 0 then
-  io.stderr:write(("json_c: %d failures\n"):format(failures))
+if check.n > 0 then
+  io.stderr:write(("json_c: %d check.n\n"):format(check.n))
   os.exit(1)
 end
 print("json_c: ok")

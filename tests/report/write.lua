@@ -11,13 +11,7 @@ local workbook = require "strata.report.workbook"
 local json = require "strata.report.json"
 local junit = require "strata.report.junit"
 
-local failures = 0
-local function check(cond, what)
-  if not cond then
-    failures = failures + 1
-    io.stderr:write("FAIL: ", what, "\n")
-  end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 local function raises(fn, pattern, what)
   local ok, err = pcall(fn)
   check(not ok, what .. ": did not raise")
@@ -102,7 +96,7 @@ check(xl.sheet_name("R9 a/b:c*d?e[f]g\\h") == "R9 a_b_c_d_e_f_g_h",
 check(utf8.len(xl.sheet_name(string.rep("\u{00E9}", 40))) == 31,
       "sheet_name cuts at 31 characters")
 do
-  local sheets = require "strata.report.xlsheets"
+  local sheets = require "strata.report.sheet"
   local ctx = { names = { summary = true } }
   local long = "R10 A very long title that is cut at thirty-one"
   local a = sheets.unique(ctx, long)
@@ -204,8 +198,8 @@ do
   junit.write(outdir .. "/odd.xml", odd)
 end
 
-if failures > 0 then
-  io.stderr:write(failures, " failure(s)\n")
+if check.n > 0 then
+  io.stderr:write(check.n, " failure(s)\n")
   return 1
 end
 print("report write: all checks passed; outputs in " .. outdir)

@@ -14,13 +14,12 @@ import openpyxl
 strata = sys.argv[1]
 home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 tmp = tempfile.mkdtemp(prefix="strata-endpoint.")
-bad = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import Checks  # noqa: E402
 
-def check(ok, what):
-    global bad
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        bad += 1
+check = Checks()
+
 
 def serve(server_header):
     class H(http.server.BaseHTTPRequestHandler):
@@ -84,4 +83,4 @@ prov = rows.get("provider") or ()
 check(len(prov) > 3 and prov[2] == "rc" and "not MinIO" in (prov[3] or ""),
       "reference server: provider rc, said why: %r" % (prov,))
 check("AKIDENDPOINT" not in err and "not-a-secret" not in err, "no secret on stderr")
-sys.exit(1 if bad else 0)
+sys.exit(1 if check.fails else 0)

@@ -10,11 +10,7 @@
 local s3 = require "strata.s3"
 local ep, creds = assert(arg[1]), arg[2]
 local cl = s3.client { endpoint = ep, credentials_file = creds }
-local bad = 0
-local function check(c, what)
-  print((c and "ok   " or "FAIL ") .. what)
-  if not c then bad = bad + 1 end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")()
 local hostport = ep:match("^%a+://([^/]+)")
 local host = hostport:match("^(.-):%d+$") or hostport
 local B = "strata-host-sign"
@@ -26,5 +22,5 @@ check(x.status == 200, "Host " .. hostport .. " sent and signed: " .. x.status)
 x = cl:request { method = "HEAD", bucket = B, headers = { host = host } }
 check(x.status == 200, "Host " .. host .. " (no port) sent and signed: "
       .. x.status)
-print(bad == 0 and "host_sign: all checks passed" or "host_sign: FAILED")
-os.exit(bad == 0 and 0 or 1)
+print(check.n == 0 and "host_sign: all checks passed" or "host_sign: FAILED")
+os.exit(check.n == 0 and 0 or 1)

@@ -4,11 +4,7 @@
 -- mismatch against the verdict while an absent NIC witness is only shown.
 local nic = require "strata.lib.s3nic"
 local r = require "strata.s3rdma"
-local bad = 0
-local function check(c, what)
-  print((c and "ok   " or "FAIL ") .. what)
-  if not c then bad = bad + 1 end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")()
 local MiB = 1048576
 local moved = 128 * MiB
 -- the MinIO b1-fetch shape: 128 MiB by RDMA, ~12 KB on the netdev
@@ -51,5 +47,5 @@ check(p.verdict == "NOT PROVEN" and p.reason:find("netdev grew", 1, true),
       "NIC mismatch: NOT PROVEN")
 p = r.prove(run, z, c, { nic = { state = "absent", why = "no counters" } })
 check(p.verdict == "PROVEN" and p.nic == "absent", "NIC absent: shown only")
-print(bad == 0 and "nic: all checks passed" or "nic: FAILED")
-os.exit(bad == 0 and 0 or 1)
+print(check.n == 0 and "nic: all checks passed" or "nic: FAILED")
+os.exit(check.n == 0 and 0 or 1)

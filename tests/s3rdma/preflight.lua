@@ -11,11 +11,7 @@
 local pre = require "strata.lib.s3preflight"
 local s3 = require "strata.s3"
 local s3rdma = require "strata.s3rdma"
-local bad = 0
-local function check(c, what)
-  print((c and "ok   " or "FAIL ") .. what)
-  if not c then bad = bad + 1 end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")()
 local setup = require "strata.setup"
 local thresholds = require "strata.thresholds"
 
@@ -153,6 +149,8 @@ check(r.failed.dc_transport and row(r, "dc_transport").detail:find(
         "cannot carry AIStor's S3 over RDMA: irdma0 is not an mlx5 device", 1,
         true) and row(r, "dc_transport").detail:find("CUOBJ_PROTO_RDMA_DC_V1",
         1, true), "irdma: plain words: " .. row(r, "dc_transport").detail)
+check(row(r, "dc_transport").explain == true,
+      "irdma: the words go to the Summary with the failed check (t.explain)")
 
 -- what the endpoint is (MinIO's Server header, minio/minio @7aac2a2
 -- cmd/api-headers.go:54 and cmd/build-constants.go:59; the older
@@ -192,5 +190,5 @@ local ok, err = pcall(s3rdma.run, { client = cl, mode = "cuobject",
 check(not ok and tostring(err):find("4 GiB", 1, true), "4 GiB cuObject "
       .. "GET refused: " .. tostring(err))
 os.execute("rm -rf " .. dir)
-print(bad == 0 and "preflight: all checks passed" or "preflight: FAILED")
-os.exit(bad == 0 and 0 or 1)
+print(check.n == 0 and "preflight: all checks passed" or "preflight: FAILED")
+os.exit(check.n == 0 and 0 or 1)

@@ -9,11 +9,7 @@ local r = require "strata.s3rdma"
 local rdma_counters = require("strata.lib.s3rdma").counters
 local ep = assert(arg[1])
 local cl = s3.client { endpoint = ep, timeout = 30 }
-local bad = 0
-local function check(c, what)
-  print((c and "ok   " or "FAIL ") .. what)
-  if not c then bad = bad + 1 end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")()
 
 cl:create_bucket("strata-h")
 local res = r.run { client = cl, mode = "tcp", op = "put", bucket = "strata-h",
@@ -191,5 +187,5 @@ ok, err = pcall(r.stage, { client = cl, bucket = "strata-l", shards = ls,
                            piece = 1 << 31 })
 check(not ok and tostring(err):find("2^31-1", 1, true),
       "s3rdma.stage piece over one transfer raises")
-print(bad == 0 and "server_tcp: all checks passed" or "server_tcp: FAILED")
-os.exit(bad == 0 and 0 or 1)
+print(check.n == 0 and "server_tcp: all checks passed" or "server_tcp: FAILED")
+os.exit(check.n == 0 and 0 or 1)

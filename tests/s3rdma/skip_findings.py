@@ -15,13 +15,12 @@ if os.path.isdir("/sys/class/infiniband") and os.listdir("/sys/class/infiniband"
     print("SKIP: this host has an RDMA device (E3P would not skip)")
     sys.exit(77)
 tmp = tempfile.mkdtemp(prefix="strata-skipfind.")
-bad = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import Checks  # noqa: E402
 
-def check(ok, what):
-    global bad
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        bad += 1
+check = Checks()
+
 
 def run(provider):
     site = os.path.join(tmp, provider + ".yaml")
@@ -56,4 +55,4 @@ r = run("rc")
 check(r.get("Status") == "SKIP", "rc: E3P is SKIP (%s)" % r.get("Status"))
 check("finding" not in (r.get("Reason") or ""),
       "rc: every check n/a, no count: %r" % r.get("Reason"))
-sys.exit(1 if bad else 0)
+sys.exit(1 if check.fails else 0)

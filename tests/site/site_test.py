@@ -238,7 +238,8 @@ test {
         p = strata("check", "--site", site, cwd=SRC)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn('site.packs: no pack "gpu-b900" (known: '
-                      'gpu-pcie-gen5-x16, rdma-line-rate)', p.stderr)
+                      'gpu-pcie-gen5-x16, nic-bluefield-3, nic-connectx-7, '
+                      'rdma-line-rate, rdma-pcie-link)', p.stderr)
 
     def test_rdma_pack_from_site_init(self):
         site = self.path("site.yaml")
@@ -254,6 +255,113 @@ test {
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("hardware pack rdma-line-rate: RDMA port irdma0 at 400 "
                       "Gb/s (site.rdma.line_rate_gbps)", p.stdout)
+
+
+class PackTrees(Tmp):
+    """The packs chosen from each tree of fixtures/host/packs (made by
+    tests/host/make_pack_trees.sh from public sources), and the limits
+    `strata check --criteria` resolves for them."""
+    TREES = os.path.join(SRC, "fixtures/host/packs")
+
+    def criteria(self, tree, extra=""):
+        site = self.path(tree + ".yaml")
+        open(site, "w").write("host:\n  root: %s\n%s" % (
+            os.path.join(self.TREES, tree), extra))
+        p = strata("check", "--criteria", "--site", site, "specs", cwd=SRC)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        packs = dict(re.findall(r"^hardware pack (\S+): (.*)$", p.stderr, re.M))
+        rows = {}
+        for line in p.stdout.splitlines():
+            f = line.split()
+            if len(f) > 4 and f[0] in ("R1", "G4"):
+                rows[(f[0], f[1])] = (f[2], f[-1])
+        return packs, rows
+
+    def test_e810(self):
+        packs, rows = self.criteria("e810")
+        self.assertEqual(sorted(packs), ["rdma-pcie-link"])
+        self.assertIn("irdma0 at 0000:3b:00.0: PCIe 16.0 GT/s x16",
+                      packs["rdma-pcie-link"])
+        self.assertRegex(rows[("R1", "pcie_line_ratio")][1],
+                         r"specs/packs/rdma-pcie-link.yaml:\d+$")
+        self.assertEqual(rows[("R1", "pcie_link_ratio")][0], ">=")
+        self.assertNotIn(("R1", "pcie_gts_min"), rows)   # no E810 model pack
+
+    def test_connectx7(self):
+        packs, rows = self.criteria("connectx7")
+        self.assertEqual(sorted(packs), ["nic-connectx-7", "rdma-pcie-link"])
+        self.assertIn("mlx5_0 at 0000:17:00.0 is PCI 15b3:1021",
+                      packs["nic-connectx-7"])
+        self.assertRegex(rows[("R1", "pcie_gts_min")][1],
+                         r"specs/packs/nic-connectx-7.yaml:\d+$")
+        self.assertIn(("R1", "pcie_width_min"), rows)
+
+    def test_b300(self):
+        packs, rows = self.criteria("b300")
+        self.assertEqual(sorted(packs), ["gpu-pcie-gen5-x16"])
+        self.assertIn("0000:19:00.0 is PCI 10de:3182", packs["gpu-pcie-gen5-x16"])
+        self.assertRegex(rows[("G4", "link_gbps")][1],
+                         r"specs/packs/gpu-pcie-gen5-x16.yaml:\d+$")
+        # overridable: none, whatever the tree shows
+        packs, rows = self.criteria("b300", "site:\n  packs: []\n")
+        self.assertEqual(packs, {})
+        self.assertNotIn(("G4", "link_gbps"), rows)
+
+    R1 = """
+local pcie, sys = require "strata.lib.pcie", require "strata.sys"
+test {
+  id = "R1", layer = "verbs", title = "links of a recorded tree",
+  run = function(t)
+    local m = { ports_missing = 0, ports_not_active = 0 }
+    pcie.rdma_link_metrics(sys.inventory { root = t.site.host.root },
+      { { device = "DEV", port = 1 } }, { ["DEV.1"] = RATE }, m)
+    return m
+  end,
+}
+"""
+
+    def run_r1(self, tree, dev, rate):
+        spec = self.path("r1.lua")
+        open(spec, "w").write(self.R1.replace("DEV", dev).replace(
+            "RATE", str(rate)))
+        site = self.path("r1.yaml")
+        open(site, "w").write("host:\n  root: %s\n" % os.path.join(
+            self.TREES, tree))
+        p = strata("run", spec, "--site", site, "-o", self.path("r1.xlsx"),
+                   cwd=SRC)
+        return results(journal(self.path("r1.jsonl")))["R1"][0]
+
+    def test_packs_judge_the_measured_link(self):
+        # the E810's Gen4 x16 (252 Gb/s) carries its 100 Gb/s port ...
+        r = self.run_r1("e810", "irdma0", 100)
+        self.assertEqual(r["status"], "PASS", r)
+        # ... not a 400 Gb/s one: rdma-pcie-link FAILs R1, with its source
+        r = self.run_r1("e810", "irdma0", 400)
+        self.assertEqual(r["status"], "FAIL", r)
+        self.assertIn("pcie_line_ratio = 0.63", r["reason"])
+        src = [c["source"] for c in r["checks"]
+               if c["metric"] == "pcie_line_ratio"]
+        self.assertRegex(src[0], r"specs/packs/rdma-pcie-link.yaml:\d+$")
+        # ConnectX-7 at Gen5 x16: nic-connectx-7 and rdma-pcie-link hold
+        r = self.run_r1("connectx7", "mlx5_0", 400)
+        self.assertEqual(r["status"], "PASS", r)
+        self.assertIn("pcie_gts_min", [c["metric"] for c in r["checks"]])
+        # the Run sheet names each pack and why
+        import openpyxl
+        ws = openpyxl.load_workbook(self.path("r1.xlsx"))["Run"]
+        rows = {row[0]: row[1] for row in ws.iter_rows(values_only=True)}
+        self.assertIn("nic-connectx-7 (mlx5_0 at 0000:17:00.0 is PCI "
+                      "15b3:1021", rows["Hardware packs"])
+        self.assertIn("rdma-pcie-link (mlx5_0 at 0000:17:00.0: PCIe 32.0 GT/s"
+                      " x16", rows["Hardware packs"])
+
+    def test_gpu_names_as_nvml_gives_them(self):
+        # a word of the name: B300 and B200 hold, GB200 / GH200 do not
+        # (their host link is NVLink-C2C, not PCIe)
+        for name, want in (("NVIDIA B300 SXM6 AC", True), ("NVIDIA B200", True),
+                           ("NVIDIA GB200", False), ("NVIDIA GH200 480GB", False)):
+            packs, _ = self.criteria("e810", 'gpu:\n  model: "%s"\n' % name)
+            self.assertEqual("gpu-pcie-gen5-x16" in packs, want, name)
 
 
 class Golden(Tmp):
@@ -291,11 +399,62 @@ class Golden(Tmp):
         self.assertIn("differs.nics.ens1f0.mtu = 1, wanted <= 0", r["reason"])
         self.assertIn("nics.ens1f0.mtu: golden 4200, this node 9000",
                       r["notes"])
+        # a golden none of whose settings this node can answer (a
+        # recorded tree: no NCCL library read): SKIP, never a FAIL
+        open(site, "w").write("host:\n  root: %s\ngolden:\n  nccl: \"2.28.3\"\n" % TWO)
+        p, r = h4()
+        self.assertEqual(r["outcome"]["kind"], "skip", p.stderr)
+        self.assertIn("none of the golden's 1 settings is present", r["outcome"]["why"])
         # no golden: H4 SKIPs and says how to record one
         open(site, "w").write("site:\n  name: x\n")
         p, r = h4()
         self.assertEqual(r["outcome"]["kind"], "skip")
         self.assertIn("strata site init --golden", r["outcome"]["why"])
+
+    def test_live_golden_fields(self):
+        """On this host: rdma-core from libibverbs's real file name, NCCL
+        from ncclGetVersion where the library is, and PFC/trust "not
+        present" (no NIC here answers DCB netlink: virtio_net, veth)."""
+        site = self.path("live.yaml")
+        p = init("--golden", "-o", site)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = open(site).read()
+        lib = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
+        if os.path.exists(lib):
+            ver = re.match(r"libibverbs\.so\.1\.\d+\.(\d+\.\d+)$",
+                           os.path.basename(os.path.realpath(lib))).group(1)
+            self.assertRegex(text, r'\n  rdma_core: "%s" +# %s -> ' % (
+                re.escape(ver), re.escape(lib)))
+        self.assertNotIn("pfc:", text)
+        self.assertNotIn("trust:", text)
+        # a golden that names PFC and an NCCL version: on this node both
+        # are "not present" (shown, not judged), the rest PASS
+        doc = text.replace("    - { driver:", "    - { pfc: \"3\", driver:")
+        if "\n  nccl:" not in doc:
+            doc = doc.replace("\ngolden:\n", '\ngolden:\n  nccl: "2.28.3"\n', 1)
+        self.assertIn("pfc:", doc)
+        open(site, "w").write(doc)
+        p = strata("run", "specs/host", "--only", "H4", "--site", site,
+                   "-o", self.path("h4.xlsx"), cwd=SRC)
+        r = results(journal(self.path("h4.jsonl")))["H4"][0]
+        self.assertEqual(r["status"], "PASS", p.stderr)
+        self.assertGreaterEqual(r["metrics"]["not_present"], 1)
+        self.assertTrue(any(re.match(r"nics\.\S+\.pfc: golden 3, not present "
+                                     r"on this node \(not judged\)", n)
+                            for n in r["notes"]), r["notes"])
+        names = [t["name"] for t in r["tables"]]
+        self.assertEqual(names, ["Node configuration", "Golden configuration"])
+
+    def test_fleet_k8s_without_api_server(self):
+        """--fleet k8s is written against the API strata.k8s speaks and
+        never ran against a real cluster: here (no API server) it stops
+        with the reason, exit 2."""
+        p = strata("site", "init", "--fleet", "k8s", cwd=SRC,
+                   env={"KUBERNETES_SERVICE_HOST": ""})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("SKIP: no Kubernetes API server here: not inside a "
+                      "Kubernetes pod (KUBERNETES_SERVICE_HOST/PORT are not "
+                      "set)", p.stderr)
 
 
 if __name__ == "__main__":

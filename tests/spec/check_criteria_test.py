@@ -16,13 +16,12 @@ import tempfile
 
 STRATA = os.environ["STRATA_BIN"]
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-fails = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../pylib"))
+from strata_test import Checks  # noqa: E402
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        fails.append(what)
+check = Checks()
+fails = check.fails
 
 
 def table(args, cwd=None):

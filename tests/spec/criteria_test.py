@@ -42,6 +42,44 @@ def checks_of(recs, tid):
     return results(recs)[tid][0]["checks"]
 
 
+# A fact the spec explains in words (t.explain): the words reach the
+# reason of the check that fails it, first, and so the Summary (issue 27:
+# E3P's "this site's NIC cannot carry AIStor's S3 over RDMA").
+EXPLAIN_SPEC = '''
+test {
+  id = "X1", layer = "host", title = "explained",
+  criteria = { a_ok = { eq = true }, dc = { eq = true }, b_ok = { eq = true } },
+  run = function(t)
+    t.explain("dc", "this NIC cannot carry it: no DC (a README says so)")
+    t.explain("b_ok", "never shown: b_ok holds")
+    return { a_ok = false, dc = false, b_ok = true }
+  end,
+}
+'''
+
+
+class Explain(Tmp):
+    def test_reason_leads_with_the_words(self):
+        import openpyxl
+        spec = self.write("x.lua", EXPLAIN_SPEC)
+        p = strata("run", spec, "-o", self.path("x.xlsx"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        r = results(journal(self.path("x.jsonl")))["X1"][0]
+        self.assertEqual(r["status"], "FAIL")
+        self.assertTrue(r["reason"].startswith(
+            "dc = false, wanted == true: this NIC cannot carry it: no DC "
+            "(a README says so); a_ok = false"), r["reason"])
+        self.assertNotIn("never shown", r["reason"])
+        ws = openpyxl.load_workbook(self.path("x.xlsx"))["Summary"]
+        head, row = None, None
+        for v in ws.iter_rows(values_only=True):
+            if v[0] == "ID":
+                head = list(v)
+            elif head and v[0] == "X1":
+                row = dict(zip(head, v))
+        self.assertIn("this NIC cannot carry it: no DC", row["Reason"])
+
+
 class Groups(Tmp):
     def run_spec(self, name, *args):
         out = self.path(name + ".xlsx")

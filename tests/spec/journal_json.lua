@@ -10,13 +10,7 @@ local cjson = require "cjson"
 local r = require "strata.redact"
 local core = require "strata.core"
 
-local failures = 0
-local function check(cond, fmt, ...)
-  if not cond then
-    failures = failures + 1
-    io.stderr:write(("FAIL: " .. fmt .. "\n"):format(...))
-  end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 
 math.randomseed(19)
 local NUMBERS = { 0, 1, -1, 7, 10, 11, 99999999999999, 100000000000000,
@@ -136,8 +130,8 @@ check(inner == 3 and back[1] == cjson.encode({ "outer", ("w"):rep(3000) })
       and back[2][cjson.encode({ "q", ("w"):rep(3000) })]
         == cjson.encode({ "y", ("w"):rep(3000) }), "re-entered: %s", s:sub(1, 200))
 
-if failures > 0 then
-  io.stderr:write(failures, " failures\n")
+if check.n > 0 then
+  io.stderr:write(check.n, " check.n\n")
   os.exit(1)
 end
 print(("ok: %d values byte for byte, 1000 masked, errors, re-entry"):format(same))

@@ -49,6 +49,8 @@ PATH: spec files or folders (default: specs/).
   --until-pass N          (--fleet) a FAILed or ERRORed cell again, at most N
                           tries: failed then passed is FLAKY
   --repeat N              (--fleet) every cell N times; every try is kept
+  --pairs MODE            (--fleet slurm) ring, all or phased: which node
+                          pairs R2/R3 run between (site.fleet.pairs.mode)
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column
                           on every test sheet, and criteria may name
                           baseline.<metric> ({ min: "0.95 * baseline.bw_gbps" })
@@ -67,7 +69,7 @@ file errors, 3 with --strict: nothing failed but a test WARNed.]],
 -- check's options plus --fleet (docs/fleet.md)
 M.OPTIONS = setmetatable({ ["--fleet"] = "fleet", ["--act"] = "act",
   ["--dry-run"] = { "dry_run", flag = true },
-  ["--repeat"] = "repeat", ["--until-pass"] = "until_pass",
+  ["--repeat"] = "repeat", ["--until-pass"] = "until_pass", ["--pairs"] = "pairs",
   ["--strict"] = { "strict", flag = true },
   ["--no-gate"] = { "no_gate", flag = true } }, { __index = command.RUN_OPTIONS })
 
@@ -118,6 +120,9 @@ function M.main(argv)
     if o.act or o.dry_run then
       error(args.usage_error("--act and --dry-run act on a fleet's nodes: "
                              .. "use them with --fleet (docs/fleet.md)"), 0)
+    end
+    if o.pairs then
+      error(args.usage_error("--pairs is a fleet option (strata run --fleet slurm)"), 0)
     end
     if o["repeat"] or o.until_pass then
       error(args.usage_error((o["repeat"] and "--repeat" or "--until-pass")

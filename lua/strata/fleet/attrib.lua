@@ -23,6 +23,10 @@ local M = {}
 
 local BAD = { FAIL = true, ERROR = true }
 
+local function num(v)
+  return type(v) == "number" and require("strata.report.common").fmt(v) or tostring(v)
+end
+
 local function rel_of(v, ref, dir)
   if type(v) ~= "number" or type(ref) ~= "number" or ref == 0 then return nil end
   if dir == "max" then return v == 0 and math.huge or ref / v end
@@ -36,8 +40,9 @@ local function judge_pair(p, ref, dir, crit)
   end
   local rel = rel_of(p.value, ref, dir)
   if rel and #crit > 0 then
-    local ck = model.judge_ratio(crit, "pair_ratio", rel)
+    local ck, warn = model.judge_ratio(crit, "pair_ratio", rel)
     if ck then return { bad = true, rel = rel, why = ck.why } end
+    if warn then return { bad = false, warn = true, rel = rel, why = warn.warn_why } end
   end
   return { bad = false, rel = rel }
 end
@@ -75,7 +80,7 @@ end
 -- Suspect nodes and links of one pair test.
 local function one_test(fm, id, list, crit, names)
   local dir = model.direction(fm.criteria, id, list[1] and list[1].metric)
-  local nodes, explained = {}, {}
+  local nodes, explained, watch = {}, {}, {}
   for _, n in ipairs(names) do
     local touch, other = {}, {}
     for _, p in ipairs(list) do
@@ -89,15 +94,18 @@ local function one_test(fm, id, list, crit, names)
           good_other = true
         end
       end
-      local ev, all_bad = {}, true
+      local ev, all_bad, all_low = {}, true, true
       for _, p in ipairs(touch) do
         local j = judge_pair(p, ref, dir, crit)
         if not j.bad then all_bad = false end
+        if not j.bad and not j.warn then all_low = false end
         ev[#ev + 1] = evidence_of(p, ref, j, dir)
       end
       if all_bad and good_other then
         nodes[n] = ev
         for _, p in ipairs(touch) do explained[p] = true end
+      elseif all_low and good_other then
+        watch[n] = ev    -- every pair in the WARN band or worse: watched, not named
       end
     end
   end
@@ -113,7 +121,7 @@ local function one_test(fm, id, list, crit, names)
       end
     end
   end
-  return nodes, links
+  return nodes, links, watch
 end
 
 -- R7: per multi-sender cell, each sender's share against the cell's median
@@ -164,8 +172,13 @@ function M.build(fm)
   local ids = {}
   for id in pairs(by) do ids[#ids + 1] = id end
   table.sort(ids)
+  local watch = {}
   for _, id in ipairs(ids) do
-    local nodes, l = one_test(fm, id, by[id], crit, names)
+    local nodes, l, w = one_test(fm, id, by[id], crit, names)
+    for n, ev in pairs(w) do
+      watch[n] = watch[n] or {}
+      for _, e in ipairs(ev) do table.insert(watch[n], e) end
+    end
     for n, ev in pairs(nodes) do
       by_node[n] = by_node[n] or {}
       for _, e in ipairs(ev) do table.insert(by_node[n], e) end
@@ -214,12 +227,66 @@ function M.build(fm)
       s.text = ("link %s: %s"):format(s.name, table.concat(parts, "; "))
     end
   end
+  -- nodes every pair of some test puts in the WARN band (and not named)
+  a.watch = {}
+  for _, n in ipairs(names) do
+    if watch[n] and not by_node[n] then
+      local parts = {}
+      for _, e in ipairs(watch[n]) do parts[#parts + 1] = M.evidence_text(e) end
+      a.watch[#a.watch + 1] = { kind = "node", name = n, evidence = watch[n],
+        text = ("node %s: every pair through it in the WARN band: %s"):format(n,
+          table.concat(parts, "; ")) }
+    end
+  end
+  M.confirm(fm, a, crit)
   a.flaky = M.flaky_nodes(fm)
   return a
 end
 
-local function num(v)
-  return type(v) == "number" and require("strata.report.common").fmt(v) or tostring(v)
+-- A suspect must be seen twice: each of its pairs that the launcher
+-- measured again (phase "confirm", fm.pairs.confirm) is judged against the
+-- same reference; a suspect with a re-measured pair that is good again
+-- moves to a.unconfirmed (noise, not a fault), and so does one none of
+-- whose pairs could be measured again (R7 evidence alone) when the
+-- launcher confirmed (a "confirm" record).  Without that record (confirm
+-- off, an older journal) a suspect stands, marked unconfirmed = true.
+function M.confirm(fm, a, crit)
+  local again = fm.pairs and fm.pairs.confirm or {}
+  local keep = {}
+  a.unconfirmed = {}
+  for _, s in ipairs(a.suspects) do
+    local seen, held = 0, true
+    local parts = {}
+    for _, e in ipairs(s.evidence) do
+      local c = not e.cell and again[e.test .. "|" .. e.a .. "|" .. e.b]
+      if c then
+        local j = judge_pair(c, e.reference, e.direction, crit)
+        e.confirm = { status = c.status, value = c.value, ratio = j.rel, bad = j.bad }
+        seen = seen + 1
+        if not j.bad then held = false end
+        parts[#parts + 1] = ("%s %s %s then %s (x%s)"):format(e.test, e.pair, num(e.value),
+          num(c.value), j.rel and ("%.2g"):format(j.rel) or c.status)
+      end
+    end
+    if seen == 0 and fm.confirm_ran then
+      s.text = ("%s %s: not confirmed, none of its pairs measured again (R7 evidence only): %s")
+        :format(s.kind, s.name, s.text)
+      a.unconfirmed[#a.unconfirmed + 1] = s
+    elseif seen == 0 then
+      s.unconfirmed = true
+      keep[#keep + 1] = s
+    elseif held then
+      s.confirmed = seen
+      s.text = s.text .. (" (confirmed: %d pair%s bad again on a second measurement)")
+        :format(seen, seen == 1 and "" or "s")
+      keep[#keep + 1] = s
+    else
+      s.text = ("%s %s: not confirmed, good when measured again: %s"):format(s.kind, s.name,
+        table.concat(parts, "; "))
+      a.unconfirmed[#a.unconfirmed + 1] = s
+    end
+  end
+  a.suspects = keep
 end
 
 -- "R2 g1->g2 0.0012 vs 0.025 (x0.05)" / "R2 g1->g2 FAIL: ..."

@@ -19,7 +19,7 @@ local M = {}
 -- node under question (strata.fleet.attrib); their limits live in
 -- specs/thresholds.yaml.
 M.TEST = { id = "FLEET", layer = "fleet", title = "Fleet model (outliers)",
-           criteria = {}, units = { node_ratio = "x", pair_ratio = "x" },
+           criteria = {}, units = { node_ratio = "x", pair_ratio = "x", admit_ratio = "x" },
            headline = "node_ratio",
            needs = {}, params = {},
            where = debug.getinfo(1, "S").source:gsub("^@", "") .. ":"
@@ -80,6 +80,13 @@ function M.fleet_criteria(criteria, run)
       x.limit = thresholds.parse_limit(c.expr, {})
       x.ref = x.ref or x.limit.ref
       x.text = x.text or thresholds.text(x)
+      if c.warn then   -- its WARN band (e.g. the lab profile's pair_ratio)
+        local w = { id = c.id, metric = c.metric, op = c.warn.op, expr = c.warn.expr,
+                    source = c.warn.source, band = "warn",
+                    limit = thresholds.parse_limit(c.warn.expr, {}) }
+        w.text = c.warn.text or thresholds.text(w)
+        x.warn = w
+      end
       out[#out + 1] = x
     end
   end
@@ -104,13 +111,17 @@ function M.ratio_of(crit)
 end
 
 -- The first FLEET check on metric (node_ratio, pair_ratio) that a ratio
--- fails (thresholds.judge), or nil.
+-- fails (thresholds.judge), or nil; and, when none fails, the first past
+-- its WARN band (ck.warn, ck.warn_why).
 function M.judge_ratio(crit, metric, rel)
   local mine = {}
   for _, c in ipairs(crit) do if c.metric == metric then mine[#mine + 1] = c end end
   local checks = require("strata.thresholds").judge(mine, { metrics = { [metric] = rel } })
   for _, ck in ipairs(checks) do
     if not ck.ok then return ck end
+  end
+  for _, ck in ipairs(checks) do
+    if ck.warn then return nil, ck end
   end
 end
 
@@ -120,13 +131,45 @@ M.direction = direction
 -- (a record carries the test's own fields: strata.model's one shape).
 local function info_of(r) return require("strata.model").test_info(r) end
 
+-- Pair records as the pair matrix's cells: key "id|a|b" -> { id, a, b,
+-- cells, test, status, reason, value, metric, unit } (a test's cells
+-- rolled up, its headline the worst cell), and the sorted test IDs.
+local function pair_cells(recs, fm)
+  local cells, tests, by = {}, {}, {}
+  for _, r in ipairs(recs) do
+    local pr = r.pair or {}
+    local a, b = pr[1] or r.node, pr[2] or "?"
+    local key = r.id .. "|" .. a .. "|" .. b
+    if not by[key] then
+      by[key] = { id = r.id, a = a, b = b, cells = {} }
+      if not tests[r.id] then
+        tests[r.id] = true
+        tests[#tests + 1] = r.id
+      end
+    end
+    table.insert(by[key].cells, r)
+  end
+  local crit_by = verdict.by_test(fm.criteria)
+  for key, e in pairs(by) do
+    local t = verdict.test(info_of(e.cells[1]), e.cells, crit_by[e.id] or {}, fm.ended ~= nil)
+    e.test = t
+    e.status, e.reason = t.status, t.reason
+    e.value, e.metric = t.headline_value, t.headline_metric
+    e.unit = e.cells[1].units and e.metric and e.cells[1].units[e.metric]
+    cells[key] = e
+  end
+  table.sort(tests)
+  return cells, tests
+end
+
 -- The records sorted out: the run, criteria, end and step records into
 -- fm; each node's own results, its pair, incast and S3 rows apart.
 -- Criteria that name the fleet's baseline (fleet.median.<metric>)
 -- judged with it, every cell judged, then its tries (--repeat,
 -- --until-pass) made one: the last stands for the cell, FLAKY when the
 -- tries disagreed.
-local function read_records(fm, records, header, per_node, pair_recs, incast_recs, s3_recs)
+local function read_records(fm, records, header, per_node, pair_recs, incast_recs, s3_recs,
+                            confirm_recs)
   local pair_ids = {}
   local base = require "strata.fleet.baseline"
   for _, r in ipairs(records) do
@@ -158,6 +201,10 @@ local function read_records(fm, records, header, per_node, pair_recs, incast_rec
       fm.ended = r
     elseif r.type == "step" then
       fm.steps[#fm.steps + 1] = r
+    elseif r.type == "phased" then
+      fm.phased = r
+    elseif r.type == "confirm" then
+      fm.confirm_ran = r
     elseif r.node and fm.by_node[r.node] then
       if r.type == "plan" and r.phase == "node" then
         fm.by_node[r.node].plan = r
@@ -167,6 +214,9 @@ local function read_records(fm, records, header, per_node, pair_recs, incast_rec
           -- an earlier try: on the Cells sheet, not in any roll-up
         elseif r.phase == "pair" then
           if pair_ids[r.id] then pair_recs[#pair_recs + 1] = r end
+        elseif r.phase == "confirm" then
+          -- a suspect's pair measured again (strata.fleet.attrib)
+          if pair_ids[r.id] then confirm_recs[#confirm_recs + 1] = r end
         elseif r.phase == "incast" then
           incast_recs[#incast_recs + 1] = r
         else
@@ -187,7 +237,8 @@ end
 -- result are that node's ERROR, with the reason
 local function error_results(fm, per_node)
   for _, e in ipairs(fm.errors) do
-    if e.phase ~= "pair" and e.phase ~= "incast" and e.phase ~= "agent" then
+    if e.phase ~= "pair" and e.phase ~= "confirm" and e.phase ~= "incast"
+       and e.phase ~= "agent" then
       local have = {}
       for _, r in ipairs(per_node[e.node]) do
         if r.phase == e.phase then have[r.id] = (have[r.id] or 0) + 1 end
@@ -314,34 +365,12 @@ end
 
 -- the pair matrix: a (drives) x b (agent) per pair test, aggregated
 -- over its cells, with its headline (the worst cell)
-local function pair_matrix(fm, pair_recs)
+local function pair_matrix(fm, pair_recs, confirm_recs)
   if #pair_recs > 0 or #fm.steps > 0 then
-    local p = { tests = {}, cells = {}, names = {} }
+    local p = { names = {} }
     for _, n in ipairs(fm.nodes) do p.names[#p.names + 1] = n.name end
-    local by = {}
-    for _, r in ipairs(pair_recs) do
-      local pr = r.pair or {}
-      local a, b = pr[1] or r.node, pr[2] or "?"
-      local key = r.id .. "|" .. a .. "|" .. b
-      if not by[key] then
-        by[key] = { id = r.id, a = a, b = b, cells = {} }
-        if not p.tests[r.id] then
-          p.tests[r.id] = true
-          p.tests[#p.tests + 1] = r.id
-        end
-      end
-      table.insert(by[key].cells, r)
-    end
-    local crit_by = verdict.by_test(fm.criteria)
-    for key, e in pairs(by) do
-      local t = verdict.test(info_of(e.cells[1]), e.cells, crit_by[e.id] or {}, fm.ended ~= nil)
-      e.test = t
-      e.status, e.reason = t.status, t.reason
-      e.value, e.metric = t.headline_value, t.headline_metric
-      e.unit = e.cells[1].units and e.metric and e.cells[1].units[e.metric]
-      p.cells[key] = e
-    end
-    table.sort(p.tests)
+    p.cells, p.tests = pair_cells(pair_recs, fm)
+    p.confirm = pair_cells(confirm_recs, fm)
     fm.pairs = #p.tests > 0 and p or nil
   end
 end
@@ -499,13 +528,14 @@ function M.build(records, opts)
                results = {}, steps = {}, errors = {}, pairs = nil }
   local header = {}
   local per_node = {}     -- name -> records for its own rungs
-  local pair_recs, incast_recs, s3_recs = {}, {}, {}
-  read_records(fm, records, header, per_node, pair_recs, incast_recs, s3_recs)
+  local pair_recs, incast_recs, s3_recs, confirm_recs = {}, {}, {}, {}
+  read_records(fm, records, header, per_node, pair_recs, incast_recs, s3_recs,
+               confirm_recs)
   error_results(fm, per_node)
   node_models(fm, header, per_node)
   local counts = node_statuses(fm)
   outliers(fm)
-  pair_matrix(fm, pair_recs)
+  pair_matrix(fm, pair_recs, confirm_recs)
   incast(fm, incast_recs)
   s3_rows(fm, s3_recs)
   lowest_failed(fm, pair_recs, incast_recs)

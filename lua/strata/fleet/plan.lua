@@ -108,6 +108,17 @@ function M.pairs(names, how, max)
   return out
 end
 
+-- The pair modes: ring, all (strata.fleet.plan.pairs) and phased
+-- (strata.fleet.phased).  A mode that is none of them is a usage error
+-- naming where it came from.
+M.MODES = { ring = true, all = true, phased = true }
+function M.check_mode(mode, from)
+  if mode ~= nil and not M.MODES[mode] then
+    error(require("strata.args").usage_error(("%s: '%s' is not ring, all or phased")
+      :format(from or "site.fleet.pairs.mode", tostring(mode))), 0)
+  end
+end
+
 -- Rounds of disjoint pairs (no node in two pairs of one round): a node's
 -- NIC carries one measurement at a time.
 function M.rounds(pairs)

@@ -19,6 +19,18 @@ function M.lines(fm)
     out[#out + 1] = { "Suspect", "none (no node or link stands out of the pair matrices and R7)" }
   end
   for _, s in ipairs(a.suspects) do out[#out + 1] = { "Suspect " .. s.kind, s.text } end
+  for _, s in ipairs(a.unconfirmed or {}) do out[#out + 1] = { "Not confirmed", s.text } end
+  for _, s in ipairs(a.watch or {}) do out[#out + 1] = { "Watch", s.text } end
+  local ph = fm.phased
+  if ph then
+    local refused = {}
+    for _, d in ipairs(ph.nodes or {}) do
+      if not d.admitted then refused[#refused + 1] = ("refused %s: %s"):format(d.node, d.why) end
+    end
+    out[#out + 1] = { "Phased pairs", ("%d (all pairs: %d); %d admitted, %d refused%s")
+      :format(ph.pairs or 0, ph.all_pairs or 0, ph.admitted or 0, ph.refused or 0,
+              #refused > 0 and ("; " .. table.concat(refused, "; ")) or "") }
+  end
   out[#out + 1] = { "FLAKY cells", ("%d (failed a try, passed another: --until-pass/--repeat)")
     :format(#(fm.flaky or {})) }
   for _, f in ipairs(a.flaky) do
@@ -42,6 +54,7 @@ end
 function M.write_summary(ws, F, r, fm)
   for _, l in ipairs(M.lines(fm)) do
     local bad = l[1]:match("^Suspect ") or (l[1] == "Flaky node")
+      or (l[1] == "Phased pairs" and l[2]:find("refused ", 1, true))
     ws:write(r, 0, l[1], F.key)
     ws:merge(r, 1, r, 3, l[2], bad and F.outlier_wrap or F.wrap)
     if #l[2] > 60 then ws:set_row(r, 15 * math.min(8, math.ceil(#l[2] / 60))) end
@@ -79,6 +92,8 @@ function M.write_attribution(ctx, fm, sheet, header)
     ws:write(r, 0, "No suspect.", F.note)
     r = r + 1
   end
+  r = M.write_unconfirmed(ws, F, r, a, header)
+  r = M.write_phased(ws, F, r, fm, header)
   r = r + 1
   ws:write(r, 0, "Tries of the cells that ran more than once (FLAKY: failed a try, "
     .. "passed another; its node named apart from the suspects)", F.h2)
@@ -109,6 +124,70 @@ function M.write_attribution(ctx, fm, sheet, header)
     end
   end
   if not any then ws:write(r, 0, "No cell ran more than once.", F.note) end
+end
+
+-- On the Attribution sheet: the suspects that were not confirmed (their
+-- pairs good when measured again), each pair's two measurements.
+function M.write_unconfirmed(ws, F, r, a, header)
+  if #(a.unconfirmed or {}) == 0 then return r end
+  r = r + 1
+  ws:write(r, 0, "Not confirmed: bad once, good when measured again (noise, not named a "
+    .. "suspect)", F.h2)
+  r = r + 1
+  header(ws, F, r, { "Kind", "Name", "Test", "Pair", "Metric", "First", "Again",
+                     "Ratio again", "Why first" })
+  r = r + 1
+  for _, s in ipairs(a.unconfirmed) do
+    for _, e in ipairs(s.evidence) do
+      local c = e.confirm or {}
+      ws:write(r, 0, s.kind, F.text)
+      ws:write(r, 1, s.name, F.key)
+      ws:write(r, 2, e.test, F.text)
+      ws:write(r, 3, e.pair, F.text)
+      ws:write(r, 4, e.metric or "", F.text)
+      ws:write(r, 5, num(e.value), F.num)
+      ws:write(r, 6, num(c.value), F.num)
+      ws:write(r, 7, num(c.ratio), F.num)
+      ws:write(r, 8, e.why or "", F.wrap)
+      r = r + 1
+    end
+  end
+  return r
+end
+
+-- On the Attribution sheet: the phased pair mode (--pairs phased): each
+-- node admitted or refused, at which step, through which pair and why;
+-- then every pair it measured with the gate's verdict.
+function M.write_phased(ws, F, r, fm, header)
+  local ph = fm.phased
+  if not ph then return r end
+  r = r + 1
+  ws:write(r, 0, ("Phased pairs: %d measured (all pairs: %d); reference %s; gate: %s")
+    :format(ph.pairs or 0, ph.all_pairs or 0, ph.reference and ph.reference.pair or "none",
+            tostring(ph.gate)), F.h2)
+  r = r + 1
+  header(ws, F, r, { "Node", "Admitted", "Step", "Via", "Why" })
+  r = r + 1
+  for _, d in ipairs(ph.nodes or {}) do
+    ws:write(r, 0, d.node, F.key)
+    ws:write(r, 1, d.admitted and "admitted" or "refused",
+             d.admitted and F.status.PASS or F.status.FAIL)
+    ws:write(r, 2, d.step or "", F.text)
+    ws:write(r, 3, d.via or "", F.text)
+    ws:write(r, 4, d.why or "", F.wrap)
+    r = r + 1
+  end
+  r = r + 1
+  header(ws, F, r, { "Step", "Pair", "Gate", "Why" })
+  r = r + 1
+  for _, s in ipairs(ph.steps or {}) do
+    ws:write(r, 0, s.step, F.text)
+    ws:write(r, 1, s.pair, F.key)
+    ws:write(r, 2, s.verdict, s.why and F.status.FAIL or F.status.PASS)
+    ws:write(r, 3, s.why or "", F.wrap)
+    r = r + 1
+  end
+  return r
 end
 
 -- Sheet Heatmap: per pair test the matrix of headline values (row drives,
@@ -289,8 +368,17 @@ function M.json(fm)
     suspects[#suspects + 1] = { kind = s.kind, name = s.name, text = s.text,
                                 evidence = s.evidence }
   end
-  return { rule = a.rule, suspects = suspects, flaky_nodes = a.flaky,
-           flaky_cells = #(fm.flaky or {}) }
+  local unconfirmed = {}
+  for _, s in ipairs(a.unconfirmed or {}) do
+    unconfirmed[#unconfirmed + 1] = { kind = s.kind, name = s.name, text = s.text,
+                                      evidence = s.evidence }
+  end
+  local watch = {}
+  for _, s in ipairs(a.watch or {}) do
+    watch[#watch + 1] = { kind = s.kind, name = s.name, text = s.text, evidence = s.evidence }
+  end
+  return { rule = a.rule, suspects = suspects, unconfirmed = unconfirmed, watch = watch,
+           flaky_nodes = a.flaky, flaky_cells = #(fm.flaky or {}), phased = fm.phased }
 end
 
 return M

@@ -20,6 +20,7 @@ local redact = require "strata.redact"
 local slurm = require "strata.fleet.slurm"
 local plan = require "strata.fleet.plan"
 local node_cmd = require "strata.cmd.node"
+local phased = require "strata.fleet.phased"
 
 local M = {}
 
@@ -81,7 +82,7 @@ local function step(st, tasks)
                             { name = "strata-" .. t.phase })
     t.id = st.group:spawn { cmd = argv, stdin = cjson.encode(t.work),
                             env = st.env }
-    t.stderr = {}
+    t.stderr, t.recs = {}, {}
     by_id[t.id] = t
   end
   local left = #tasks
@@ -125,6 +126,7 @@ local function step(st, tasks)
             end
             if rec.type == "result" then
               t.results = (t.results or 0) + 1
+              t.recs[#t.recs + 1] = rec
               t.idle = idle_after(t, rec.id, slack)
             end
             if rec.type ~= "node_error" or not t.failed then
@@ -296,8 +298,75 @@ function M.tries(o)
   return math.tointeger(n), o["repeat"] and "repeat" or "until_pass"
 end
 
+-- The pair rungs between node pairs, in rounds of disjoint pairs, each
+-- pair driven from its first node against the second's agent (a dead
+-- agent: the pair's rows ERROR, saying so).  c: agents, base_site, tests,
+-- work, peer_site, crit.  Returns measure(list, phase) -> label ->
+-- outcome per test (strata.fleet.phased.outcome): phased decides its next
+-- pairs from them, the confirmation re-measures with phase "confirm".
+local function pair_measure(st, c)
+  return function(list, phase)
+    local outs = {}
+    for _, round in ipairs(plan.rounds(list)) do
+      if st.interrupted then break end
+      local tasks, recs = {}, {}
+      for _, p in ipairs(round) do
+        local a, b = p[1], p[2]
+        local label = a .. "->" .. b
+        recs[label] = {}
+        if c.agents[b].dead then
+          for _, t in ipairs(c.tests) do
+            local r = M.synthetic_result(t, a, phase, "ERROR",
+                        ("no far end on %s: %s"):format(b, c.agents[b].dead), { a, b })
+            st.j:write(r)
+            table.insert(recs[label], r)
+          end
+        else
+          local site = deepcopy(c.base_site)
+          site.rdma = site.rdma or {}
+          site.rdma.peer = "fleet-" .. b
+          c.peer_site(site, { ["fleet-" .. b] = b })
+          tasks[#tasks + 1] = { node = a, phase = phase, pair = { a, b },
+                                work = c.work(a, "pair", c.tests, site, { pair = { a, b } }),
+                                label = label }
+        end
+      end
+      if #tasks > 0 then step(st, tasks) end
+      for _, t in ipairs(tasks) do recs[t.label] = t.recs end
+      for label, rs in pairs(recs) do outs[label] = phased.outcome(rs, c.crit) end
+    end
+    return outs
+  end
+end
+
+-- A suspect must be seen twice: the pairs that are evidence against a
+-- suspect of the pairs so far (strata.fleet.attrib on the journal as it
+-- stands) are measured once more (site.fleet.pairs.confirm: false turns
+-- it off), as phase "confirm"; attrib names a suspect only when its
+-- re-measured pairs are bad again (noise seldom strikes the same pair
+-- twice, a degraded link does).
+local function confirm(st, measure, jpath, pf)
+  if pf.confirm == false or st.interrupted then return end
+  local fm = require("strata.fleet.model").build(journal.read(jpath))
+  local list, seen = {}, {}
+  for _, s in ipairs((fm.attribution or {}).suspects or {}) do
+    for _, e in ipairs(s.evidence) do
+      local k = e.a .. "|" .. e.b
+      if not e.cell and not seen[k] then
+        seen[k] = true
+        list[#list + 1] = { e.a, e.b }
+      end
+    end
+  end
+  st.j:write { type = "confirm", pairs = list }
+  if #list == 0 then return end
+  io.stderr:write(("strata: %d suspect pair%s measured again to confirm\n")
+    :format(#list, #list == 1 and "" or "s"))
+  measure(list, "confirm")
+end
+
 -- The fleet journal opened beside the workbook, with its run, thresholds
--- and severity records.
+-- and severity records; the criteria as journaled and the fleet's own.
 local function open_journal(o, s, argv, alloc, roles, pair_ids, tries, try_mode, acting)
   local host = core.hostname()
   local xlsx = o.output or ("reports/strata-fleet-%s-%s.xlsx"):format(
@@ -327,11 +396,14 @@ local function open_journal(o, s, argv, alloc, roles, pair_ids, tries, try_mode,
   local crit = {}
   for _, c in ipairs(s.criteria) do
     crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
-                        ref = c.ref, text = c.text, source = c.source }
+                        ref = c.ref, text = c.text, source = c.source,
+                        warn = c.warn and { op = c.warn.op, expr = c.warn.expr,
+                                            text = c.warn.text, source = c.warn.source } }
   end
   j:write { type = "thresholds", criteria = crit }
+  local fcrit = require("strata.fleet.model").fleet_criteria(crit)
   j:write(require("strata.fleet.act").severity_record(acting))
-  return j, jpath, xlsx
+  return j, jpath, xlsx, crit, fcrit
 end
 
 -- What a node is sent for one step (strata node reads it): the inputs
@@ -387,40 +459,29 @@ local function peer_sites(agents, fl)
   return peer_site
 end
 
--- 3. pairs: rounds of disjoint pairs, each pair driven from its first node
-local function pair_rungs(st, names, phases, roles, work, base_site, agents, peer_site, fl)
+-- 3. pairs: rounds of disjoint pairs (phased decides the next pairs
+-- from the last ones' outcomes)
+local function pair_rungs(st, o, names, phases, roles, measure, fcrit, fl, j)
   if #phases.pair > 0 and #names > 1 and not st.interrupted then
     local pf = fl.pairs or {}
+    local mode = o.pairs or pf.mode or "ring"
     local candidates = {}
     for _, n in ipairs(names) do
       if not roles.aistor[n] then candidates[#candidates + 1] = n end
     end
-    local pairs_ = plan.pairs(candidates, pf.mode, pf.max or 64)
-    local rounds = plan.rounds(pairs_)
-    io.stderr:write(("strata: %d pairs in %d rounds (%s)\n")
-      :format(#pairs_, #rounds, pf.mode or "ring"))
-    for _, round in ipairs(rounds) do
-      if st.interrupted then break end
-      local tasks = {}
-      for _, p in ipairs(round) do
-        local a, b = p[1], p[2]
-        local label = a .. "->" .. b
-        if agents[b].dead then
-          for _, t in ipairs(phases.pair) do
-            synthetic(st, t, a, "pair", "ERROR",
-                      ("no far end on %s: %s"):format(b, agents[b].dead), { a, b })
-          end
-        else
-          local site = deepcopy(base_site)
-          site.rdma = site.rdma or {}
-          site.rdma.peer = "fleet-" .. b
-          peer_site(site, { ["fleet-" .. b] = b })
-          tasks[#tasks + 1] = { node = a, phase = "pair", pair = { a, b },
-                                work = work(a, "pair", phases.pair, site, { pair = { a, b } }),
-                                label = label }
-        end
-      end
-      if #tasks > 0 then step(st, tasks) end
+    if mode == "phased" then
+      io.stderr:write(("strata: phased pairs over %d nodes (reference, ring, admit)\n")
+        :format(#candidates))
+      local rec = phased.run(candidates, function(list) return measure(list, "pair") end,
+                             fcrit, pf)
+      j:write(rec)
+      io.stderr:write(("strata: phased: %d pairs, %d admitted, %d refused\n")
+        :format(rec.pairs, rec.admitted or 0, rec.refused or 0))
+    else
+      local pairs_ = plan.pairs(candidates, mode, pf.max or 64)
+      io.stderr:write(("strata: %d pairs in %d rounds (%s)\n")
+        :format(#pairs_, #plan.rounds(pairs_), mode))
+      measure(pairs_, "pair")
     end
   end
 end
@@ -541,13 +602,13 @@ function M.main(o, paths, argv)
   local fl = s.site.fleet or {}
   local roles = plan.roles(fl, alloc.nodes)
   local pair_ids = plan.pair_tests(fl)
-  plan.pairs({ "a", "b" }, (fl.pairs or {}).mode)   -- a bad mode: exit 2 now
+  plan.check_mode(o.pairs or (fl.pairs or {}).mode, o.pairs and "--pairs")   -- exit 2 now
   local phases = plan.phases(order, pair_ids)
   local acting = require("strata.fleet.act").setup(o, s)   -- a bad --act: exit 2 now
   local t_start = core.now()
 
-  local j, jpath, xlsx = open_journal(o, s, argv, alloc, roles, pair_ids, tries,
-                                      try_mode, acting)
+  local j, jpath, xlsx, crit, fcrit = open_journal(o, s, argv, alloc, roles, pair_ids,
+                                                   tries, try_mode, acting)
   local names = {}
   for _, n in ipairs(alloc.nodes) do names[#names + 1] = n.name end
   local work = worker(s, o, tries, try_mode)
@@ -573,8 +634,12 @@ function M.main(o, paths, argv)
     agents = start_agents(st, alloc.nodes)
   end
   local peer_site = peer_sites(agents, fl)
-  pair_rungs(st, names, phases, roles, work, base_site, agents, peer_site, fl)
+  local measure = pair_measure(st, { agents = agents, base_site = base_site,
+    tests = phases.pair, work = work, peer_site = peer_site, crit = crit })
+  pair_rungs(st, o, names, phases, roles, measure, fcrit, fl, j)
   incast_rung(st, names, phases, roles, work, base_site, agents, peer_site, fl)
+  -- the suspects of the pairs and R7 so far: their pairs measured again
+  if #phases.pair > 0 and #names > 1 then confirm(st, measure, jpath, fl.pairs or {}) end
   s3_rungs(st, names, phases, roles, work, base_site)
   once_rungs(st, names, phases, work, base_site)
   stop_agents(st, j, agents)

@@ -210,8 +210,10 @@ local function dc_fact(c, f, cuobj, na, why_na)
         .. "cuObjClient-api; its README: \"currently only Mellanox NICS with "
         .. "DC transport is supported\")"):format(f.dc.why)
     end
-    fact(c, "dc_transport", "dc_transport", f.dc.dc == true, detail, dc_fix,
-         "engine/verbs/dc.h (UCX uct_ib_mlx5_check_dc)")
+    local row = fact(c, "dc_transport", "dc_transport", f.dc.dc == true,
+                     detail, dc_fix, "engine/verbs/dc.h (UCX uct_ib_mlx5_check_dc)")
+    -- the words the Summary carries when the criterion fails (t.explain)
+    row.explain = f.dc.dc ~= true or nil
   end
 end
 

@@ -150,6 +150,18 @@ function M.utf8_clean(s)
   return table.concat(out)
 end
 
+-- The run model's text (text_of(model)) written at path by write_file,
+-- after checking both; who ("report.json") names the writer in every error.
+function M.write_model(who, path, model, text_of)
+  if type(path) ~= "string" or path == "" then
+    error(who .. ": output path must be a non-empty string", 0)
+  end
+  if type(model) ~= "table" then
+    error(who .. ": model must be a table, got " .. type(model), 0)
+  end
+  M.write_file(who, path, text_of(model))
+end
+
 -- Write text to path through path.tmp + rename; raises
 -- "<who>: cannot write <path>: <reason>".
 function M.write_file(who, path, text)
@@ -169,6 +181,27 @@ function M.write_file(who, path, text)
     os.remove(tmp)
     error(("%s: cannot write %s: %s"):format(who, path, rerr), 0)
   end
+end
+
+-- "2026-11-29T19:00:00Z" -> seconds (for differences only), or nil.
+local function iso_seconds(s)
+  local y, mo, d, h, mi, sec = tostring(s or ""):match(
+    "^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+%.?%d*)")
+  if not y then return nil end
+  return os.time { year = tonumber(y), month = tonumber(mo), day = tonumber(d),
+                   hour = tonumber(h), min = tonumber(mi), sec = 0,
+                   isdst = false } + tonumber(sec)
+end
+
+-- How long from ISO time a to b: "42 s", "3 min 5 s", "2 h 10 min"; nil
+-- when either is missing or b is before a.
+function M.duration_text(a, b)
+  local s0, s1 = iso_seconds(a), iso_seconds(b)
+  if not s0 or not s1 or s1 < s0 then return nil end
+  local s = math.floor(s1 - s0 + 0.5)
+  if s < 60 then return ("%d s"):format(s) end
+  if s < 3600 then return ("%d min %d s"):format(s // 60, s % 60) end
+  return ("%d h %d min"):format(s // 3600, (s % 3600) // 60)
 end
 
 return M

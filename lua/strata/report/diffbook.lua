@@ -3,8 +3,7 @@
 -- test side by side, the headline metric's change in %, verdict changes
 -- highlighted), Inventory diff, Runs.
 local common = require "strata.report.common"
-local sheets = require "strata.report.xlsheets"
-local workbook = require "strata.report.workbook"
+local sheet = require "strata.report.sheet"
 
 local M = {}
 
@@ -32,9 +31,10 @@ local COLS = {
 }
 
 function M.write(path, d)
-  local wb <close>, ctx = workbook.open(path, { "Diff", "Inventory diff", "Runs" })
+  local wb <close>, ctx = sheet.open(path,
+    { reserved = { "Diff", "Inventory diff", "Runs" } })
   local F = ctx.F
-  local S = sheets.new(ctx, "Diff")
+  local S = sheet.new(ctx, "Diff")
   S:put(0, 0, "strata diff", F.title)
   S:put(1, 0, ("A: %s (%s, %s)   B: %s (%s, %s)   tolerance %s%%"):format(
     tostring(d.path_a), tostring(d.run_a.host), tostring(d.verdict_a),
@@ -50,7 +50,7 @@ function M.write(path, d)
     if #t.cells == 0 then rows[#rows + 1] = { t = t, c = { label = "" }, first = true } end
   end
   local hr = 4
-  local last = sheets.column_table(S, hr, COLS, rows)
+  local last = sheet.column_table(S, hr, COLS, rows)
   -- the change and the note in the colour of what happened
   for i, row in ipairs(rows) do
     local st = FLAG_STATUS[row.c.flag]
@@ -66,11 +66,9 @@ function M.write(path, d)
   S.ws:freeze_panes(hr + 1, 0)
   S.ws:autofilter(hr, 0, math.max(last, hr), #COLS - 1)
   S.ws:setup { repeat_rows = { hr, hr }, activate = true }
-  local fixed = {}
-  for j, col in ipairs(COLS) do fixed[j - 1] = col.width end
-  S:fit_columns(fixed)
+  S:fit_columns(sheet.widths(COLS))
 
-  local I = sheets.new(ctx, "Inventory diff")
+  local I = sheet.new(ctx, "Inventory diff")
   I:put(0, 0, "Inventory differences", F.h1, true)
   local icols = {
     { header = "Key", width = 48, format = "text", get = function(x) return x.key end },
@@ -80,12 +78,12 @@ function M.write(path, d)
   if #d.inventory == 0 then
     I:put(2, 0, "The inventories do not differ.", F.note, true)
   else
-    sheets.column_table(I, 2, icols, d.inventory)
+    sheet.column_table(I, 2, icols, d.inventory)
   end
   I.ws:freeze_panes(3, 0)
   I:fit_columns({ [0] = 48, [1] = 40, [2] = 40 })
 
-  local R = sheets.new(ctx, "Runs")
+  local R = sheet.new(ctx, "Runs")
   R:put(0, 0, "Runs", F.h1, true)
   local facts = { { "Journal", d.path_a, d.path_b }, { "Host", d.run_a.host, d.run_b.host },
     { "Started", d.run_a.started, d.run_b.started },

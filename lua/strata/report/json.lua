@@ -52,13 +52,9 @@ end
 
 -- Write model as JSON at path (through path.tmp + rename); raises.
 function M.write(path, model)
-  if type(path) ~= "string" or path == "" then
-    error("report.json: output path must be a non-empty string", 0)
-  end
-  if type(model) ~= "table" then
-    error("report.json: model must be a table, got " .. type(model), 0)
-  end
-  common.write_file("report.json", path, M.encode(M.document(model)) .. "\n")
+  common.write_model("report.json", path, model, function(m)
+    return M.encode(M.document(m)) .. "\n"
+  end)
 end
 
 return M

@@ -6,7 +6,9 @@
 -- named "R2[size=4096,qps=1]" (just "R2" for a single cell), classname
 -- "<layer>.<id>".  FAIL -> <failure> with the failed checks' texts, ERROR
 -- -> <error>, SKIP -> <skipped>, BLOCKED, STOPPED, INCOMPLETE and NOT RUN
--- -> <skipped message="STATUS: ...">; the measured metrics and notes go to <system-out>.  WARN
+-- -> <skipped message="STATUS: ...">, FLAKY (a fleet cell that failed a
+-- try and passed another) -> a passing case with Maven Surefire's
+-- <flakyFailure>; the measured metrics and notes go to <system-out>.  WARN
 -- is a passing testcase (nothing in the Ant/Jenkins schema fails or skips
 -- a case with a warning) with <properties> (testcase-level properties: the
 -- extension testmoapp/junitxml documents) naming strata.status = WARN and
@@ -57,6 +59,7 @@ local function cases_of(t, rs)
     local label = verdict.label(r.params or t.params, r.cell)
     out[#out + 1] = {
       name = t.id .. (label ~= "" and ("[" .. label .. "]") or ""),
+      classname = tostring(t.layer) .. "." .. t.id, title = t.title,
       status = r.status, reason = r.reason, time = r.duration_s,
       checks = common.failed_checks(r), metrics = r.metrics,
       notes = r.notes, started = r.started,
@@ -68,7 +71,8 @@ local function cases_of(t, rs)
   if #out == 0 or t.status == "INCOMPLETE" then
     -- NOT RUN, or the cells a killed run never recorded
     out[#out + 1] = { name = t.id .. (#out > 0 and "[not recorded]" or ""),
-                      status = t.status, reason = t.reason,
+                      classname = tostring(t.layer) .. "." .. t.id,
+                      title = t.title, status = t.status, reason = t.reason,
                       time = #out > 0 and 0 or t.duration_s, checks = {} }
   end
   return out
@@ -86,10 +90,9 @@ local function sorted_keys(t)
   return ks
 end
 
-local function testcase(out, t, c)
+local function testcase(out, c)
   out[#out + 1] = ('    <testcase name="%s" classname="%s" time="%s">')
-    :format(esc(c.name, true), esc(tostring(t.layer) .. "." .. t.id, true),
-            seconds(c.time))
+    :format(esc(c.name, true), esc(c.classname, true), seconds(c.time))
   local reason = c.reason or (#c.checks > 0 and c.checks[1]) or nil
   if c.recorded then
     out[#out + 1] = "      <properties>"
@@ -110,6 +113,10 @@ local function testcase(out, t, c)
   elseif c.status == "BLOCKED" or GAP[c.status] then
     out[#out + 1] = ('      <skipped message="%s"/>'):format(
       esc(c.status .. ": " .. (reason or "a test it needs did not pass"), true))
+  elseif c.status == "FLAKY" then
+    -- Maven Surefire's rerun report: a passing case carrying the failed try
+    out[#out + 1] = ('      <flakyFailure message="%s" type="FLAKY">%s</flakyFailure>')
+      :format(esc(reason or "failed a try", true), esc(reason or ""))
   elseif c.status == "WARN" then
     out[#out + 1] = "      <properties>"
     out[#out + 1] = '        <property name="strata.status" value="WARN"/>'
@@ -124,10 +131,10 @@ local function testcase(out, t, c)
   local lines = {}
   if c.recorded then
     lines[#lines + 1] = ("RECORD ONLY: %s: %s"):format(c.status, tostring(reason))
-  elseif c.status == "WARN" then
-    lines[#lines + 1] = "WARN: " .. tostring(reason)
+  elseif c.status == "WARN" or c.status == "FLAKY" then
+    lines[#lines + 1] = c.status .. ": " .. tostring(reason)
   end
-  if t.title then lines[#lines + 1] = tostring(t.title) end
+  if c.title then lines[#lines + 1] = tostring(c.title) end
   for _, k in ipairs(sorted_keys(c.metrics)) do
     local v = c.metrics[k]
     if type(v) ~= "table" then
@@ -152,7 +159,7 @@ local function tally(cases)
     elseif c.status == "FAIL" then n.failures = n.failures + 1
     elseif c.status == "SKIP" or c.status == "BLOCKED" or GAP[c.status] then
       n.skipped = n.skipped + 1
-    elseif c.status ~= "PASS" and c.status ~= "WARN" then
+    elseif c.status ~= "PASS" and c.status ~= "WARN" and c.status ~= "FLAKY" then
       n.errors = n.errors + 1
     end
     n.time = n.time + (finite(c.time) and c.time or 0)
@@ -165,12 +172,43 @@ local function counts_attrs(n)
     :format(n.tests, n.failures, n.errors, n.skipped, seconds(n.time))
 end
 
--- The XML text for model.
+-- The XML text of suites (each { name =, cases = { case, ... }, host = the
+-- hostname when not run.host }, a case
+-- as cases_of makes them: name, classname, title, status, reason, time,
+-- checks, metrics, notes), every suite stamped with run's start, host and
+-- version and the verdict.  The run's suites are its layers; the fleet's
+-- (fleet/report.lua) its nodes, their classnames "<node>.<layer>.<id>".
+function M.text(name, suites, run, verdict_)
+  local body, all = {}, {}
+  for _, suite in ipairs(suites) do
+    for _, c in ipairs(suite.cases) do all[#all + 1] = c end
+    body[#body + 1] = ('  <testsuite name="%s" %s timestamp="%s" '
+      .. 'hostname="%s">'):format(esc(suite.name, true),
+      counts_attrs(tally(suite.cases)), esc(stamp(run.started), true),
+      esc(suite.host or run.host or "", true))
+    body[#body + 1] = "    <properties>"
+    body[#body + 1] = ('      <property name="strata.version" '
+      .. 'value="%s"/>'):format(esc(run.version or "", true))
+    body[#body + 1] = ('      <property name="verdict" value="%s"/>')
+      :format(esc(verdict_ or "", true))
+    body[#body + 1] = "    </properties>"
+    for _, c in ipairs(suite.cases) do testcase(body, c) end
+    body[#body + 1] = "  </testsuite>"
+  end
+  local head = {
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    ('<testsuites name="%s" %s timestamp="%s">'):format(esc(name, true),
+      counts_attrs(tally(all)), esc(stamp(run.started), true)),
+  }
+  return table.concat(head, "\n") .. "\n" .. table.concat(body, "\n")
+    .. (#body > 0 and "\n" or "") .. "</testsuites>\n"
+end
+
+-- The XML text for model: a suite per layer, in ladder order, then any
+-- layer the ladder does not name.
 function M.encode(model)
-  local run = model.run or {}
   local by = verdict.by_test(model.results)
-  -- suites in ladder order, then any layer the ladder does not name
-  local order, seen, suites = {}, {}, {}
+  local order, seen, tests_of = {}, {}, {}
   for _, l in ipairs(model.layers or {}) do
     order[#order + 1] = l
     seen[l] = true
@@ -178,52 +216,25 @@ function M.encode(model)
   for _, t in ipairs(model.tests or {}) do
     local l = tostring(t.layer)
     if not seen[l] then order[#order + 1] = l seen[l] = true end
-    suites[l] = suites[l] or {}
-    table.insert(suites[l], t)
+    tests_of[l] = tests_of[l] or {}
+    table.insert(tests_of[l], t)
   end
-  local body, all = {}, {}
+  local suites = {}
   for _, l in ipairs(order) do
-    local tests = suites[l]
-    if tests then
-      local cases, pairs_ = {}, {}
-      for _, t in ipairs(tests) do
-        for _, c in ipairs(cases_of(t, by[t.id] or {})) do
-          cases[#cases + 1] = c
-          pairs_[#pairs_ + 1] = { t, c }
-          all[#all + 1] = c
-        end
+    if tests_of[l] then
+      local cases = {}
+      for _, t in ipairs(tests_of[l]) do
+        for _, c in ipairs(cases_of(t, by[t.id] or {})) do cases[#cases + 1] = c end
       end
-      body[#body + 1] = ('  <testsuite name="%s" %s timestamp="%s" '
-        .. 'hostname="%s">'):format(esc(l, true), counts_attrs(tally(cases)),
-        esc(stamp(run.started), true), esc(run.host or "", true))
-      body[#body + 1] = "    <properties>"
-      body[#body + 1] = ('      <property name="strata.version" '
-        .. 'value="%s"/>'):format(esc(run.version or "", true))
-      body[#body + 1] = ('      <property name="verdict" value="%s"/>')
-        :format(esc(model.verdict or "", true))
-      body[#body + 1] = "    </properties>"
-      for _, tc in ipairs(pairs_) do testcase(body, tc[1], tc[2]) end
-      body[#body + 1] = "  </testsuite>"
+      suites[#suites + 1] = { name = l, cases = cases }
     end
   end
-  local head = {
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    ('<testsuites name="strata" %s timestamp="%s">'):format(
-      counts_attrs(tally(all)), esc(stamp(run.started), true)),
-  }
-  return table.concat(head, "\n") .. "\n" .. table.concat(body, "\n")
-    .. (#body > 0 and "\n" or "") .. "</testsuites>\n"
+  return M.text("strata", suites, model.run or {}, model.verdict)
 end
 
 -- Write model as JUnit XML at path (through path.tmp + rename); raises.
 function M.write(path, model)
-  if type(path) ~= "string" or path == "" then
-    error("report.junit: output path must be a non-empty string", 0)
-  end
-  if type(model) ~= "table" then
-    error("report.junit: model must be a table, got " .. type(model), 0)
-  end
-  common.write_file("report.junit", path, M.encode(model))
+  common.write_model("report.junit", path, model, M.encode)
 end
 
 return M

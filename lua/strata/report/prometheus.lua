@@ -116,14 +116,10 @@ function M.text(m)
   return table.concat(out)
 end
 
+-- Through path.tmp + rename, as the JSON and JUnit (a failed write or
+-- close, the disk full, raises too); raises "prometheus: cannot write ...".
 function M.write(path, m)
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then error("prometheus: cannot write " .. tmp .. ": " .. err, 0) end
-  f:write(M.text(m))
-  f:close()
-  local ok, rerr = os.rename(tmp, path)
-  if not ok then error("prometheus: cannot rename to " .. path .. ": " .. rerr, 0) end
+  require("strata.report.common").write_model("prometheus", path, m, M.text)
 end
 
 return M

@@ -84,6 +84,14 @@ local function api(t, cell, env, out)
       core.skip(reason)
     end,
     fail = function(reason) out.fail = tostring(reason) end,
+    -- t.explain(metric, text): why this fact is what it is, in words; a
+    -- check that fails the metric carries it in its reason (the Summary),
+    -- first among the cell's failures.  It decides nothing: the criteria
+    -- do (issue 27: "this site's NIC cannot carry AIStor's S3 over RDMA")
+    explain = function(metric, text)
+      out.explain = out.explain or {}
+      out.explain[tostring(metric)] = tostring(text)
+    end,
   }
 end
 

@@ -89,7 +89,7 @@ end
 -- encodes (garbage, a plain string, fields of the wrong type) is that
 -- cell's error, never the runner's.
 local TABLE_FIELDS = { "tables", "notes", "metrics", "counter_errors",
-                       "skip_metrics" }
+                       "skip_metrics", "explain" }
 local TEXT_FIELDS = { "skip", "error", "fail" }
 local function answer(payload)
   local ok, out = pcall(cjson.decode, payload)

@@ -206,9 +206,87 @@ end
 
 -- --- the golden configuration (site init --golden, H4) -----------------
 
+-- "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off" (the line
+-- `dcb pfc show dev DEV` prints: dcb-pfc(8), iproute2) -> "3", the
+-- priorities with PFC on, "none" for none; nil when the line is absent.
+function M.parse_pfc(text)
+  local line = text and text:match("prio%-pfc([^\n]*)")
+  if not line then return nil end
+  local on = {}
+  for prio, state in line:gmatch("(%d+):(%a+)") do
+    if state == "on" then on[#on + 1] = prio end
+  end
+  return #on > 0 and table.concat(on, ",") or "none"
+end
+
+-- "order dscp pcp" (`dcb apptrust show dev DEV`: dcb-apptrust(8)) ->
+-- "dscp pcp", the trusted selectors in order; "none" for an empty list.
+function M.parse_apptrust(text)
+  local order = text and text:match("order([^\n]*)")
+  if not order then return nil end
+  order = order:gsub("^%s+", ""):gsub("%s+$", "")
+  return order ~= "" and order or "none"
+end
+
+-- One `dcb` query: its stdout, or nil where there is no answer (no dcb
+-- here, or the NIC's driver has no DCB netlink operations, "Attribute
+-- read: Operation not supported"): not present.
+local function dcb(argv)
+  local ok, r = pcall(sys.run, { cmd = argv, timeout = 5 })
+  if ok and r.code == 0 then return r.stdout end
+end
+
+-- A NIC's PFC priorities and trust order as the kernel's DCB netlink
+-- interface answers them through iproute2's dcb (pfc, apptrust); a key
+-- the NIC or tool cannot answer is left out.
+local function nic_dcb(item)
+  local out = dcb { "dcb", "pfc", "show", "dev", item.name }
+  item.pfc = M.parse_pfc(out)
+  out = dcb { "dcb", "apptrust", "show", "dev", item.name }
+  item.trust = M.parse_apptrust(out)
+end
+
+-- rdma-core's release from libibverbs's file name: rdma-core installs
+-- libibverbs.so.1.<ABI>.<PACKAGE_VERSION> (libibverbs/CMakeLists.txt,
+-- Documentation/versioning.md), e.g. libibverbs.so.1.14.44.0 = 44.0.
+local LIBDIRS = { "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                  "/usr/lib64", "/usr/lib" }
+function M.rdma_core(root)
+  local core = require "strata.core"
+  for _, d in ipairs(LIBDIRS) do
+    local link = (root or "") .. d .. "/libibverbs.so.1"
+    local real = core.realpath(link)
+    local v = real and real:match("libibverbs%.so%.1%.%d+%.(%d+%.%d+)$")
+    if v then return v, link .. " -> " .. real:match("[^/]+$") end
+  end
+end
+
+local function nvml_golden(out, nv)
+  add(out, "golden.nvidia_driver", nv.driver, "NVML system driver version")
+  if nv.cuda_driver then
+    add(out, "golden.cuda_driver", nv.cuda_driver,
+        "NVML nvmlSystemGetCudaDriverVersion_v2")
+  end
+  local g = nv.gpus[1] or {}
+  local per = {
+    { "gpu_ecc", "ecc_enabled", "NVML ECC mode" },
+    { "gpu_persistence", "persistence", "NVML nvmlDeviceGetPersistenceMode" },
+    { "gpu_sm_clock_max_mhz", "sm_clock_max", "NVML max SM clock" },
+    { "gpu_sm_clock_app_mhz", "sm_clock_app",
+      "NVML nvmlDeviceGetApplicationsClock(SM)" },
+    { "gpu_mem_clock_app_mhz", "mem_clock_app",
+      "NVML nvmlDeviceGetApplicationsClock(MEM)" },
+  }
+  for _, p in ipairs(per) do
+    if g[p[2]] ~= nil then add(out, "golden." .. p[1], g[p[2]], p[3] .. ", GPU 0") end
+  end
+end
+
 -- The settings every node of a fleet should share, read from this node:
 -- { path = "golden.<key>", value, from }.  nvml: cuda.nvml()'s table or
--- nil.  Lists (nics, rdma) are compared item by item, by name.
+-- nil.  Lists (nics, rdma) are compared item by item, by name.  What the
+-- node cannot answer (no NVML, no NCCL library, no dcb, a recorded tree)
+-- is left out: "not present", never a difference by itself.
 function M.golden(opts)
   local inv = opts.inventory or sys.inventory { root = opts.root }
   local out = {}
@@ -223,31 +301,27 @@ function M.golden(opts)
         (opts.root or "") .. "/etc/os-release PRETTY_NAME")
   end
   local nv = opts.nvml
-  if nv and (nv.count or 0) > 0 then
-    add(out, "golden.nvidia_driver", nv.driver, "NVML system driver version")
-    if nv.cuda_driver then
-      add(out, "golden.cuda_driver", nv.cuda_driver,
-          "NVML nvmlSystemGetCudaDriverVersion_v2")
-    end
-    local g = nv.gpus[1] or {}
-    if g.ecc_enabled ~= nil then
-      add(out, "golden.gpu_ecc", g.ecc_enabled, "NVML ECC mode, GPU 0")
-    end
-    if g.sm_clock_max then
-      add(out, "golden.gpu_sm_clock_max_mhz", g.sm_clock_max,
-          "NVML max SM clock, GPU 0")
+  if nv and (nv.count or 0) > 0 then nvml_golden(out, nv) end
+  if not opts.root then
+    local ok, v = pcall(function() return require("strata.nccl").version() end)
+    if ok and type(v) == "table" and v.version then
+      add(out, "golden.nccl", v.version, "ncclGetVersion (" .. tostring(v.library) .. ")")
     end
   end
+  local rc, rc_from = M.rdma_core(opts.root)
+  if rc then add(out, "golden.rdma_core", rc, rc_from) end
   local nics = {}
   for _, n in ipairs(inv.nics or {}) do
     if not n.virtual and n.operstate == "up" then
-      nics[#nics + 1] = { name = n.name, mtu = n.mtu, driver = n.driver,
-                          firmware = n.firmware }
+      local item = { name = n.name, mtu = n.mtu, driver = n.driver,
+                     firmware = n.firmware }
+      if not opts.root then nic_dcb(item) end
+      nics[#nics + 1] = item
     end
   end
   if #nics > 0 then
-    add(out, "golden.nics", nics, (opts.root or "") .. "/sys/class/net/*/mtu and the ethtool "
-        .. "driver info of every physical NIC that is up")
+    add(out, "golden.nics", nics, (opts.root or "") .. "/sys/class/net/*/mtu, the ethtool "
+        .. "driver info and `dcb pfc|apptrust show` of every physical NIC that is up")
   end
   local rd = {}
   for _, d in ipairs(inv.rdma or {}) do
@@ -259,9 +333,40 @@ function M.golden(opts)
   return out
 end
 
--- Each golden setting against the node's: a list of { key, golden, now }
--- (key "kernel", "nics.eth0.mtu", ...) for every setting the golden names,
--- now nil where the node lacks it.
+-- The node's settings flat, in one order: { {key = "nics.eth0.mtu",
+-- value = 1500}, ... } (list items by name: the keys golden_diff uses).
+function M.settings(facts)
+  local rows = {}
+  for _, e in ipairs(facts) do
+    local key = e.path:match("^golden%.(.+)$")
+    if type(e.value) == "table" then
+      for _, item in ipairs(e.value) do
+        local fields = {}
+        for f in pairs(item) do if f ~= "name" then fields[#fields + 1] = f end end
+        table.sort(fields)
+        for _, f in ipairs(fields) do
+          rows[#rows + 1] = { key = ("%s.%s.%s"):format(key, item.name, f),
+                              value = item[f] }
+        end
+      end
+    elseif key then
+      rows[#rows + 1] = { key = key, value = e.value }
+    end
+  end
+  table.sort(rows, function(a, b) return a.key < b.key end)
+  return rows
+end
+
+local function num(v)
+  return math.type(v) == "float" and math.tointeger(v) or v
+end
+
+-- Each golden setting against the node's: a list of { key, golden, now,
+-- state } (key "kernel", "nics.eth0.mtu", ...) for every setting the
+-- golden names.  state: "same", "differs", or "not present" where the
+-- node cannot answer that setting (no such library, tool or driver
+-- support); a NIC or device of the golden the node lacks differs
+-- ("absent").
 function M.golden_diff(golden, facts)
   local now = {}
   for _, e in ipairs(facts) do now[e.path:match("^golden%.(.+)$")] = e.value end
@@ -269,23 +374,32 @@ function M.golden_diff(golden, facts)
   local keys = {}
   for key in pairs(golden) do keys[#keys + 1] = key end
   table.sort(keys)
+  local function row(key, want, have, item_absent)
+    -- a golden that came through JSON (a fleet run hands the site to
+    -- each node so) holds 9000.0 where the file says 9000
+    want, have = num(want), num(have)
+    local state = "same"
+    if have == nil then state = item_absent and "differs" or "not present"
+    elseif tostring(have) ~= tostring(want) then state = "differs" end
+    rows[#rows + 1] = { key = key, golden = want, now = have, state = state }
+  end
   for _, key in ipairs(keys) do
     local want = golden[key]
     if type(want) == "table" then
       local by = {}
       for _, item in ipairs(now[key] or {}) do by[item.name] = item end
       for _, item in ipairs(want) do
-        local have = by[item.name] or {}
+        local have = by[item.name]
         local fields = {}
         for f in pairs(item) do if f ~= "name" then fields[#fields + 1] = f end end
         table.sort(fields)
         for _, f in ipairs(fields) do
-          rows[#rows + 1] = { key = ("%s.%s.%s"):format(key, item.name, f),
-                              golden = item[f], now = have[f] }
+          row(("%s.%s.%s"):format(key, item.name, f), item[f],
+              have and have[f], have == nil)
         end
       end
     else
-      rows[#rows + 1] = { key = key, golden = want, now = now[key] }
+      row(key, want, now[key], false)
     end
   end
   return rows

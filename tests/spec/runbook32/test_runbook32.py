@@ -30,13 +30,12 @@ SPECS = ["specs/s3rdma/T1T4.lua", "tests/s3rdma/t1t4/fixture.lua",
          "tests/s3rdma/t1t4/rdma-benefit.lua", "tests/spec/runbook32/r7.lua"]
 THEIRS = os.path.join(HERE, "theirs.yaml")
 WORK = tempfile.mkdtemp(prefix="strata-runbook32-")
-fails = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../../pylib"))
+from strata_test import Checks  # noqa: E402
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        fails.append(what)
+check = Checks()
+fails = check.fails
 
 
 def line_of(path, needle):
