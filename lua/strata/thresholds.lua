@@ -17,6 +17,7 @@ local criteria = require "strata.criteria"
 local M = {}
 
 local model = require "strata.model"
+local glob = require "strata.glob"
 
 -- the one operator table (strata.model): ">=" in texts, "<" not holding
 local function SYM(op) return model.symbol(op, "text") end
@@ -361,7 +362,7 @@ function M.resolve(tests, by_id, file_crit, sets)
   end
   M.each(list, function(c, parent)
     if not c.members then
-      if parent and c ~= parent.warn and c.metric:find("*", 1, true)
+      if parent and c ~= parent.warn and glob.is_pattern(c.metric)
          and not c.metric:match("^cv%(.*%)$") then
         spec.error(c.source, "%s.%s: a member of %s %s names one metric, "
                    .. "not a pattern", c.id, c.metric, parent.metric, parent.op)
@@ -551,11 +552,6 @@ local function eval_limit(l, ctx)
   return v
 end
 
-local function glob_match(pattern, name)
-  local lp = "^" .. pattern:gsub("[%^%$%(%)%%%.%[%]%+%-%?]", "%%%0"):gsub("%*", ".*") .. "$"
-  return name:match(lp) ~= nil
-end
-
 local function compare(op, value, limit)
   if op == "in" then
     for _, x in ipairs(limit) do if x == value then return true end end
@@ -680,10 +676,10 @@ local function derived(name, metrics)
   end
   for arg in args:gmatch("[^,]+") do
     arg = arg:match("^%s*(.-)%s*$")
-    if arg:find("*", 1, true) then
+    if glob.is_pattern(arg) then
       local names = {}
       for k in pairs(metrics) do
-        if glob_match(arg, k) then names[#names + 1] = k end
+        if glob.match(arg, k) then names[#names + 1] = k end
       end
       table.sort(names)
       for _, k in ipairs(names) do add(metrics[k]) end
@@ -722,9 +718,9 @@ judge_one = function(c, ctx)
     -- a derived metric (cv(...)): one value of its own
     names[1] = c.metric
     values = { [c.metric] = dv or nil }
-  elseif c.metric:find("*", 1, true) then
+  elseif glob.is_pattern(c.metric) then
     for name in pairs(ctx.metrics) do
-      if glob_match(c.metric, name) then names[#names + 1] = name end
+      if glob.match(c.metric, name) then names[#names + 1] = name end
     end
     table.sort(names)
   else

@@ -162,19 +162,15 @@ local function pair_cells(recs, fm)
   return cells, tests
 end
 
-function M.build(records, opts)
-  opts = opts or {}
-  local fm = { run = {}, criteria = {}, nodes = {}, by_node = {}, columns = {},
-               results = {}, steps = {}, errors = {}, pairs = nil }
-  local header = {}
-  local per_node = {}     -- name -> records for its own rungs
-  local pair_recs, incast_recs, s3_recs, confirm_recs = {}, {}, {}, {}
-  local layer_of = {}
+-- The records sorted out: the run, criteria, end and step records into
+-- fm; each node's own results, its pair, incast and S3 rows apart.
+-- Criteria that name the fleet's baseline (fleet.median.<metric>)
+-- judged with it, every cell judged, then its tries (--repeat,
+-- --until-pass) made one: the last stands for the cell, FLAKY when the
+-- tries disagreed.
+local function read_records(fm, records, header, per_node, pair_recs, incast_recs, s3_recs,
+                            confirm_recs)
   local pair_ids = {}
-  -- criteria that name the fleet's baseline (fleet.median.<metric>)
-  -- judged with it, every cell judged, then its tries (--repeat,
-  -- --until-pass) made one: the last stands for the cell, FLAKY when the
-  -- tries disagreed
   local base = require "strata.fleet.baseline"
   for _, r in ipairs(records) do
     if r.type == "thresholds" then base.rejudge(records, r.criteria) end
@@ -214,7 +210,6 @@ function M.build(records, opts)
         fm.by_node[r.node].plan = r
       elseif r.type == "result" then
         fm.results[#fm.results + 1] = r
-        layer_of[r.id] = layer_of[r.id] or { layer = r.layer, title = r.title }
         if r.superseded then
           -- an earlier try: on the Cells sheet, not in any roll-up
         elseif r.phase == "pair" then
@@ -236,9 +231,11 @@ function M.build(records, opts)
       end
     end
   end
+end
 
-  -- a node's step that died, hung or never started: its tests without a
-  -- result are that node's ERROR, with the reason
+-- a node's step that died, hung or never started: its tests without a
+-- result are that node's ERROR, with the reason
+local function error_results(fm, per_node)
   for _, e in ipairs(fm.errors) do
     if e.phase ~= "pair" and e.phase ~= "confirm" and e.phase ~= "incast"
        and e.phase ~= "agent" then
@@ -256,13 +253,14 @@ function M.build(records, opts)
           r.status, r.reason = verdict.cell(r)
           table.insert(per_node[e.node], r)
           fm.results[#fm.results + 1] = r
-          layer_of[t.id] = layer_of[t.id] or { layer = t.layer, title = t.title }
         end
       end
     end
   end
+end
 
-  -- each node's own model: statuses, lowest failed rung
+-- each node's own model: statuses, lowest failed rung
+local function node_models(fm, header, per_node)
   local seen_col = {}
   for _, node in ipairs(fm.nodes) do
     local recs = {}
@@ -287,9 +285,11 @@ function M.build(records, opts)
     if ra ~= rb then return ra < rb end
     return a.id < b.id
   end)
+end
 
-  -- a node's verdict: ERROR when its step failed (it may still have
-  -- results), else its own headline (PASS, INCOMPLETE, FAIL)
+-- a node's verdict: ERROR when its step failed (it may still have
+-- results), else its own headline (PASS, INCOMPLETE, FAIL)
+local function node_statuses(fm)
   local counts = {}
   for _, node in ipairs(fm.nodes) do
     -- its own step's error first; an agent that died or never started
@@ -309,9 +309,12 @@ function M.build(records, opts)
     counts[node.status] = (counts[node.status] or 0) + 1
   end
   fm.node_counts = counts
+  return counts
+end
 
-  -- outliers: per (test, cell) numeric headline across nodes, judged by
-  -- the FLEET criteria on node_ratio (thresholds file, --profile, --set)
+-- outliers: per (test, cell) numeric headline across nodes, judged by
+-- the FLEET criteria on node_ratio (thresholds file, --profile, --set)
+local function outliers(fm)
   local fleet_crit = M.fleet_criteria(fm.criteria, fm.run)
   fm.ratio = M.ratio_of(fleet_crit)
   local cellvals = {}     -- id|cell -> { {node, value} }
@@ -358,9 +361,11 @@ function M.build(records, opts)
       end
     end
   end
+end
 
-  -- the pair matrix: a (drives) x b (agent) per pair test, aggregated
-  -- over its cells, with its headline (the worst cell)
+-- the pair matrix: a (drives) x b (agent) per pair test, aggregated
+-- over its cells, with its headline (the worst cell)
+local function pair_matrix(fm, pair_recs, confirm_recs)
   if #pair_recs > 0 or #fm.steps > 0 then
     local p = { names = {} }
     for _, n in ipairs(fm.nodes) do p.names[#p.names + 1] = n.name end
@@ -368,8 +373,10 @@ function M.build(records, opts)
     p.confirm = pair_cells(confirm_recs, fm)
     fm.pairs = #p.tests > 0 and p or nil
   end
+end
 
-  -- incast (R7) on its receiver: the results as they are, with senders
+-- incast (R7) on its receiver: the results as they are, with senders
+local function incast(fm, incast_recs)
   if #incast_recs > 0 then
     local crit_by, by = verdict.by_test(fm.criteria), verdict.by_test(incast_recs)
     local tests, seen = {}, {}
@@ -381,12 +388,14 @@ function M.build(records, opts)
     end
     fm.incast = { receiver = incast_recs[1].node, results = incast_recs, tests = tests }
   end
+end
 
-  -- S3 from several clients at once: per (test, cell) the aggregate
-  -- throughput (sum of bytes over the longest window: the clients ran at
-  -- the same time) and the latency percentiles of the merged samples
-  -- when the clients sent them (metrics *.lat_samples_ms are not numbers:
-  -- see docs/fleet.md), never an average of per-client percentiles
+-- S3 from several clients at once: per (test, cell) the aggregate
+-- throughput (sum of bytes over the longest window: the clients ran at
+-- the same time) and the latency percentiles of the merged samples
+-- when the clients sent them (metrics *.lat_samples_ms are not numbers:
+-- see docs/fleet.md), never an average of per-client percentiles
+local function s3_rows(fm, s3_recs)
   if #s3_recs > 0 then
     local rows, idx = {}, {}
     for _, r in ipairs(s3_recs) do
@@ -437,8 +446,10 @@ function M.build(records, opts)
     end
     fm.s3 = rows
   end
+end
 
-  -- the fleet: lowest failed rung over the nodes and the fabric rows
+-- the fleet: lowest failed rung over the nodes and the fabric rows
+local function lowest_failed(fm, pair_recs, incast_recs)
   local function lower(cur, cand)
     if not cand then return cur end
     if not cur then return cand end
@@ -462,8 +473,11 @@ function M.build(records, opts)
         status = r.status, node = r.node })
     end
   end
-  -- the fleet's headline: strata.verdict over every node's tests and the
-  -- fabric rows; a node whose step or agent failed fails the fleet
+end
+
+-- the fleet's headline: strata.verdict over every node's tests and the
+-- fabric rows; a node whose step or agent failed fails the fleet
+local function headline(fm, counts)
   local all = {}
   for _, node in ipairs(fm.nodes) do
     for _, t in ipairs(node.model.tests) do all[#all + 1] = t end
@@ -483,9 +497,11 @@ function M.build(records, opts)
     fm.message = ("%d node%s ERROR (%s)%s"):format(#bad, #bad == 1 and "" or "s",
       table.concat(bad, ", "), fm.message and ("; " .. fm.message) or "")
   end
+end
 
-  -- orchestration: per step, the launch latency (srun to the node's
-  -- first word) and the launcher's time beyond the slowest node's work
+-- orchestration: per step, the launch latency (srun to the node's
+-- first word) and the launcher's time beyond the slowest node's work
+local function overhead(fm)
   local ov = { steps = {}, nodes = 0, launch = {} }
   for _, s in ipairs(fm.steps) do
     local slowest = 0
@@ -503,8 +519,30 @@ function M.build(records, opts)
   ov.launch_max_s = #ov.launch > 0 and mx or nil
   fm.overhead = ov
   fm.wall_s = fm.ended and fm.ended.wall_s
+end
+
+-- The fleet model of a fleet journal's records, step by step.
+function M.build(records, opts)
+  opts = opts or {}
+  local fm = { run = {}, criteria = {}, nodes = {}, by_node = {}, columns = {},
+               results = {}, steps = {}, errors = {}, pairs = nil }
+  local header = {}
+  local per_node = {}     -- name -> records for its own rungs
+  local pair_recs, incast_recs, s3_recs, confirm_recs = {}, {}, {}, {}
+  read_records(fm, records, header, per_node, pair_recs, incast_recs, s3_recs,
+               confirm_recs)
+  error_results(fm, per_node)
+  node_models(fm, header, per_node)
+  local counts = node_statuses(fm)
+  outliers(fm)
+  pair_matrix(fm, pair_recs, confirm_recs)
+  incast(fm, incast_recs)
+  s3_rows(fm, s3_recs)
+  lowest_failed(fm, pair_recs, incast_recs)
+  headline(fm, counts)
+  overhead(fm)
   fm.attribution = require("strata.fleet.attrib").build(fm)
-  fm.baseline = select(2, base.stats(records))
+  fm.baseline = select(2, require("strata.fleet.baseline").stats(records))
   return fm
 end
 

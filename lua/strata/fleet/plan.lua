@@ -8,6 +8,8 @@
 --   incast  R7 on one receiver, senders drawn from the allocation
 --   s3      the S3 rows on every storage-client node at once
 --   once    Kubernetes and vLLM rows, on the first node only
+local glob = require "strata.glob"
+
 local M = {}
 
 local PHASE_OF_LAYER = {
@@ -18,11 +20,6 @@ local PHASE_OF_LAYER = {
 M.GPU_LAYERS = { gpu = true, ["gpu-rdma"] = true, nccl = true }
 M.PAIR_TESTS = { "R2", "R3" }
 
-local function glob(p)
-  return "^" .. p:gsub("[%^%$%(%)%%%.%+%-%[%]]", "%%%0"):gsub("%*", ".*")
-             :gsub("%?", ".") .. "$"
-end
-
 -- Does node (from slurm.allocation) match a role's selector?
 --   { nodes = ["gpu*", "n1"], features = ["gpu"] }: a name glob or a
 --   feature (either matches); a bare string or list means nodes.
@@ -32,7 +29,7 @@ local function matches(node, sel)
   local nodes = type(sel.nodes) == "string" and { sel.nodes } or sel.nodes or {}
   local feats = type(sel.features) == "string" and { sel.features } or sel.features or {}
   for _, p in ipairs(nodes) do
-    if node.name:match(glob(p)) then return true end
+    if glob.match(p, node.name) then return true end
   end
   for _, f in ipairs(feats) do
     if node.features[f] then return true end

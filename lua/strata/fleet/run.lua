@@ -365,6 +365,218 @@ local function confirm(st, measure, jpath, pf)
   measure(list, "confirm")
 end
 
+-- The fleet journal opened beside the workbook, with its run, thresholds
+-- and severity records; the criteria as journaled and the fleet's own.
+local function open_journal(o, s, argv, alloc, roles, pair_ids, tries, try_mode, acting)
+  local host = core.hostname()
+  local xlsx = o.output or ("reports/strata-fleet-%s-%s.xlsx"):format(
+    (alloc.job or host):gsub("[^%w%-_.]", "_"), core.utc(nil, "%Y%m%dT%H%M%SZ"))
+  local dir = xlsx:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then core.mkdir_p(dir) end
+  local jpath = (xlsx:gsub("%.xlsx$", "")) .. ".jsonl"
+  local j = journal.open(jpath)
+  local argv0 = { "strata", "run" }
+  for _, a in ipairs(argv) do argv0[#argv0 + 1] = a end
+  local node_info = {}
+  for _, n in ipairs(alloc.nodes) do
+    local f = {}
+    for k in pairs(n.features) do f[#f + 1] = k end
+    table.sort(f)
+    local r = {}
+    for role, set in pairs(roles) do if set[n.name] then r[#r + 1] = role end end
+    table.sort(r)
+    node_info[#node_info + 1] = { name = n.name, addr = n.addr, features = f, roles = r }
+  end
+  j:write { type = "run", version = STRATA_VERSION, argv = argv0, host = host,
+            started = core.utc(), files = s.files, output = xlsx, journal = jpath,
+            cwd = core.realpath("."),
+            fleet = { scheduler = "slurm", job = alloc.job, nodelist = alloc.nodelist,
+                      nodes = node_info, pair_tests = pair_ids,
+                      tries = tries, try_mode = try_mode } }
+  local crit = {}
+  for _, c in ipairs(s.criteria) do
+    crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
+                        ref = c.ref, text = c.text, source = c.source,
+                        warn = c.warn and { op = c.warn.op, expr = c.warn.expr,
+                                            text = c.warn.text, source = c.warn.source } }
+  end
+  j:write { type = "thresholds", criteria = crit }
+  local fcrit = require("strata.fleet.model").fleet_criteria(crit)
+  j:write(require("strata.fleet.act").severity_record(acting))
+  return j, jpath, xlsx, crit, fcrit
+end
+
+-- What a node is sent for one step (strata node reads it): the inputs
+-- every node gets, its tests and its site.
+local function worker(s, o, tries, try_mode)
+  local files, th, prof = M.inputs(s, o)
+  local function work(node, phase, tests, site, extra)
+    local meta = M.meta(tests)
+    local w = { node = node, phase = phase, files = files, thresholds = th,
+                profile = prof, set = o.set, site = site, only = ids(tests), meta = meta,
+                tries = tries, try_mode = try_mode }
+    for k, v in pairs(extra or {}) do w[k] = v end
+    return w
+  end
+  return work
+end
+
+-- 1. per-node rungs, every node at once
+local function node_rungs(st, alloc, phases, roles, work, base_site)
+  if #phases.node > 0 then
+    local tasks = {}
+    for _, n in ipairs(alloc.nodes) do
+      local tests = {}
+      for _, t in ipairs(phases.node) do
+        if plan.GPU_LAYERS[t.layer] and not roles.gpu[n.name] then
+          synthetic(st, t, n.name, "node", "SKIP",
+                    ("%s is not a GPU node (site.fleet.roles.gpu)"):format(n.name))
+        else
+          tests[#tests + 1] = t
+        end
+      end
+      if #tests > 0 then
+        tasks[#tasks + 1] = { node = n.name, phase = "node",
+                              work = work(n.name, "node", tests, base_site, { inventory = true }) }
+      end
+    end
+    io.stderr:write(("strata: per-node rungs (%d tests) on %d nodes\n"):format(#phases.node, #tasks))
+    step(st, tasks)
+  end
+end
+
+-- site.peers for a step: each peer key the address of that node's agent.
+local function peer_sites(agents, fl)
+  local function peer_site(site, peers)
+    site.peers = site.peers or {}
+    for key, name in pairs(peers) do
+      local a = agents[name]
+      site.peers[key] = { host = a.addr, port = a.port, token_env = TOKEN_ENV,
+                          device = fl.peer_device, gid_index = fl.peer_gid_index }
+    end
+    return site
+  end
+  return peer_site
+end
+
+-- 3. pairs: rounds of disjoint pairs (phased decides the next pairs
+-- from the last ones' outcomes)
+local function pair_rungs(st, o, names, phases, roles, measure, fcrit, fl, j)
+  if #phases.pair > 0 and #names > 1 and not st.interrupted then
+    local pf = fl.pairs or {}
+    local mode = o.pairs or pf.mode or "ring"
+    local candidates = {}
+    for _, n in ipairs(names) do
+      if not roles.aistor[n] then candidates[#candidates + 1] = n end
+    end
+    if mode == "phased" then
+      io.stderr:write(("strata: phased pairs over %d nodes (reference, ring, admit)\n")
+        :format(#candidates))
+      local rec = phased.run(candidates, function(list) return measure(list, "pair") end,
+                             fcrit, pf)
+      j:write(rec)
+      io.stderr:write(("strata: phased: %d pairs, %d admitted, %d refused\n")
+        :format(rec.pairs, rec.admitted or 0, rec.refused or 0))
+    else
+      local pairs_ = plan.pairs(candidates, mode, pf.max or 64)
+      io.stderr:write(("strata: %d pairs in %d rounds (%s)\n")
+        :format(#pairs_, #plan.rounds(pairs_), mode))
+      measure(pairs_, "pair")
+    end
+  end
+end
+
+-- 4. incast: one receiver, the senders from the allocation
+local function incast_rung(st, names, phases, roles, work, base_site, agents, peer_site, fl)
+  if #phases.incast > 0 and not st.interrupted then
+    local inc = fl.incast or {}
+    local recv = inc.receiver or names[1]
+    local senders = {}
+    for _, n in ipairs(names) do
+      if n ~= recv and not roles.aistor[n] and #senders < (inc.max_senders or 8) then
+        senders[#senders + 1] = n
+      end
+    end
+    local site = deepcopy(base_site)
+    site.roce = site.roce or {}
+    site.roce.senders = {}
+    local live = {}
+    for _, n in ipairs(senders) do
+      if agents[n] and not agents[n].dead then
+        live["fleet-" .. n] = n
+        table.insert(site.roce.senders, "fleet-" .. n)
+      end
+    end
+    peer_site(site, live)
+    io.stderr:write(("strata: incast into %s from %d senders\n"):format(recv, #site.roce.senders))
+    step(st, { { node = recv, phase = "incast",
+                 work = work(recv, "incast", phases.incast, site,
+                             { senders = senders }) } })
+  end
+end
+
+-- 5. S3 from every storage client at once against the one endpoint
+local function s3_rungs(st, names, phases, roles, work, base_site)
+  if #phases.s3 > 0 and not st.interrupted then
+    local tasks = {}
+    for _, n in ipairs(names) do
+      if roles.storage_client[n] then
+        -- every client its own keys; every request's latency back
+        local site = deepcopy(base_site)
+        if type(site.s3) == "table" then
+          site.s3.keep_samples = true
+          site.s3.key_prefix = (site.s3.key_prefix or "strata/") .. n .. "/"
+        end
+        tasks[#tasks + 1] = { node = n, phase = "s3",
+                              work = work(n, "s3", phases.s3, site) }
+      end
+    end
+    io.stderr:write(("strata: S3 rows from %d clients at once\n"):format(#tasks))
+    step(st, tasks)
+  end
+end
+
+-- 6. cluster-wide rows once, on the first node
+local function once_rungs(st, names, phases, work, base_site)
+  if #phases.once > 0 and not st.interrupted then
+    step(st, { { node = names[1], phase = "once",
+                 work = work(names[1], "once", phases.once, base_site) } })
+  end
+end
+
+-- the agents go with their steps
+local function stop_agents(st, j, agents)
+  st.stopping_agents = true
+  local t_down = core.now()
+  for _, a in pairs(agents) do st.group:kill(a.id, "TERM") end
+  local deadline = core.now() + 10
+  while st.group:running() > 0 and core.now() < deadline do st.group:next(0.5) end
+  st.group:close()
+  if next(agents) then
+    j:write { type = "step", phase = "teardown", wall_s = core.now() - t_down, tasks = {} }
+  end
+end
+
+-- The end record, then the fleet model, --act, the outputs and the exit
+-- code.
+local function finish(st, o, j, jpath, xlsx, acting, t_start)
+  local wall = core.now() - t_start
+  j:write { type = "end", ended = core.utc(), interrupted = st.interrupted or false,
+            wall_s = wall }
+  j:close()
+
+  local t_book = core.now()
+  local fm = require("strata.fleet.model").build(journal.read(jpath))
+  require("strata.fleet.act").after(fm, acting, jpath)
+  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
+  local book = core.now() - t_book
+  io.stderr:write(require("strata.fleet.report").summary_text(fm))
+  io.stderr:write(("strata: wall %.2f s, bookkeeping (model + outputs) %.2f s\n"):format(wall, book))
+  io.stderr:write("strata: workbook ", xlsx, "\n")
+  return require("strata.verdict").exit_code { verdict = fm.verdict,
+                                             run = { interrupted = st.interrupted } }
+end
+
 function M.main(o, paths, argv)
   if o.fleet ~= "slurm" then
     error(require("strata.args").usage_error(
@@ -395,53 +607,11 @@ function M.main(o, paths, argv)
   local acting = require("strata.fleet.act").setup(o, s)   -- a bad --act: exit 2 now
   local t_start = core.now()
 
-  local host = core.hostname()
-  local xlsx = o.output or ("reports/strata-fleet-%s-%s.xlsx"):format(
-    (alloc.job or host):gsub("[^%w%-_.]", "_"), core.utc(nil, "%Y%m%dT%H%M%SZ"))
-  local dir = xlsx:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then core.mkdir_p(dir) end
-  local jpath = (xlsx:gsub("%.xlsx$", "")) .. ".jsonl"
-  local j = journal.open(jpath)
-  local argv0 = { "strata", "run" }
-  for _, a in ipairs(argv) do argv0[#argv0 + 1] = a end
+  local j, jpath, xlsx, crit, fcrit = open_journal(o, s, argv, alloc, roles, pair_ids,
+                                                   tries, try_mode, acting)
   local names = {}
   for _, n in ipairs(alloc.nodes) do names[#names + 1] = n.name end
-  local node_info = {}
-  for _, n in ipairs(alloc.nodes) do
-    local f = {}
-    for k in pairs(n.features) do f[#f + 1] = k end
-    table.sort(f)
-    local r = {}
-    for role, set in pairs(roles) do if set[n.name] then r[#r + 1] = role end end
-    table.sort(r)
-    node_info[#node_info + 1] = { name = n.name, addr = n.addr, features = f, roles = r }
-  end
-  j:write { type = "run", version = STRATA_VERSION, argv = argv0, host = host,
-            started = core.utc(), files = s.files, output = xlsx, journal = jpath,
-            cwd = core.realpath("."),
-            fleet = { scheduler = "slurm", job = alloc.job, nodelist = alloc.nodelist,
-                      nodes = node_info, pair_tests = pair_ids,
-                      tries = tries, try_mode = try_mode } }
-  local crit = {}
-  for _, c in ipairs(s.criteria) do
-    crit[#crit + 1] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
-                        ref = c.ref, text = c.text, source = c.source,
-                        warn = c.warn and { op = c.warn.op, expr = c.warn.expr,
-                                            text = c.warn.text, source = c.warn.source } }
-  end
-  j:write { type = "thresholds", criteria = crit }
-  local fcrit = require("strata.fleet.model").fleet_criteria(crit)
-  j:write(require("strata.fleet.act").severity_record(acting))
-
-  local files, th, prof = M.inputs(s, o)
-  local function work(node, phase, tests, site, extra)
-    local meta = M.meta(tests)
-    local w = { node = node, phase = phase, files = files, thresholds = th,
-                profile = prof, set = o.set, site = site, only = ids(tests), meta = meta,
-                tries = tries, try_mode = try_mode }
-    for k, v in pairs(extra or {}) do w[k] = v end
-    return w
-  end
+  local work = worker(s, o, tries, try_mode)
   local base_site = deepcopy(s.site)
   if base_site.rdma then base_site.rdma.peer = nil end
 
@@ -456,152 +626,24 @@ function M.main(o, paths, argv)
   io.stderr:write(("strata: fleet of %d nodes (%s), job %s, journal %s\n")
     :format(#names, alloc.nodelist, tostring(alloc.job), jpath))
 
-  -- 1. per-node rungs, every node at once
-  if #phases.node > 0 then
-    local tasks = {}
-    for _, n in ipairs(alloc.nodes) do
-      local tests = {}
-      for _, t in ipairs(phases.node) do
-        if plan.GPU_LAYERS[t.layer] and not roles.gpu[n.name] then
-          synthetic(st, t, n.name, "node", "SKIP",
-                    ("%s is not a GPU node (site.fleet.roles.gpu)"):format(n.name))
-        else
-          tests[#tests + 1] = t
-        end
-      end
-      if #tests > 0 then
-        tasks[#tasks + 1] = { node = n.name, phase = "node",
-                              work = work(n.name, "node", tests, base_site, { inventory = true }) }
-      end
-    end
-    io.stderr:write(("strata: per-node rungs (%d tests) on %d nodes\n"):format(#phases.node, #tasks))
-    step(st, tasks)
-  end
-
-  -- 2. agents for the fabric rungs
+  node_rungs(st, alloc, phases, roles, work, base_site)
+  -- agents for the fabric rungs
   local need_agents = (#phases.pair > 0 and #names > 1) or (#phases.incast > 0)
   local agents = {}
   if need_agents and not st.interrupted then
     agents = start_agents(st, alloc.nodes)
   end
-  local function peer_site(site, peers)
-    site.peers = site.peers or {}
-    for key, name in pairs(peers) do
-      local a = agents[name]
-      site.peers[key] = { host = a.addr, port = a.port, token_env = TOKEN_ENV,
-                          device = fl.peer_device, gid_index = fl.peer_gid_index }
-    end
-    return site
-  end
-
-  -- 3. pairs: rounds of disjoint pairs (phased decides the next pairs
-  -- from the last ones' outcomes)
+  local peer_site = peer_sites(agents, fl)
   local measure = pair_measure(st, { agents = agents, base_site = base_site,
     tests = phases.pair, work = work, peer_site = peer_site, crit = crit })
-  if #phases.pair > 0 and #names > 1 and not st.interrupted then
-    local pf = fl.pairs or {}
-    local mode = o.pairs or pf.mode or "ring"
-    local candidates = {}
-    for _, n in ipairs(names) do
-      if not roles.aistor[n] then candidates[#candidates + 1] = n end
-    end
-    if mode == "phased" then
-      io.stderr:write(("strata: phased pairs over %d nodes (reference, ring, admit)\n")
-        :format(#candidates))
-      local rec = phased.run(candidates, function(list) return measure(list, "pair") end,
-                             fcrit, pf)
-      j:write(rec)
-      io.stderr:write(("strata: phased: %d pairs, %d admitted, %d refused\n")
-        :format(rec.pairs, rec.admitted or 0, rec.refused or 0))
-    else
-      local pairs_ = plan.pairs(candidates, mode, pf.max or 64)
-      io.stderr:write(("strata: %d pairs in %d rounds (%s)\n")
-        :format(#pairs_, #plan.rounds(pairs_), mode))
-      measure(pairs_, "pair")
-    end
-  end
-
-  -- 4. incast: one receiver, the senders from the allocation
-  if #phases.incast > 0 and not st.interrupted then
-    local inc = fl.incast or {}
-    local recv = inc.receiver or names[1]
-    local senders = {}
-    for _, n in ipairs(names) do
-      if n ~= recv and not roles.aistor[n] and #senders < (inc.max_senders or 8) then
-        senders[#senders + 1] = n
-      end
-    end
-    local site = deepcopy(base_site)
-    site.roce = site.roce or {}
-    site.roce.senders = {}
-    local live = {}
-    for _, n in ipairs(senders) do
-      if agents[n] and not agents[n].dead then
-        live["fleet-" .. n] = n
-        table.insert(site.roce.senders, "fleet-" .. n)
-      end
-    end
-    peer_site(site, live)
-    io.stderr:write(("strata: incast into %s from %d senders\n"):format(recv, #site.roce.senders))
-    step(st, { { node = recv, phase = "incast",
-                 work = work(recv, "incast", phases.incast, site,
-                             { senders = senders }) } })
-  end
-
+  pair_rungs(st, o, names, phases, roles, measure, fcrit, fl, j)
+  incast_rung(st, names, phases, roles, work, base_site, agents, peer_site, fl)
   -- the suspects of the pairs and R7 so far: their pairs measured again
   if #phases.pair > 0 and #names > 1 then confirm(st, measure, jpath, fl.pairs or {}) end
-
-  -- 5. S3 from every storage client at once against the one endpoint
-  if #phases.s3 > 0 and not st.interrupted then
-    local tasks = {}
-    for _, n in ipairs(names) do
-      if roles.storage_client[n] then
-        -- every client its own keys; every request's latency back
-        local site = deepcopy(base_site)
-        if type(site.s3) == "table" then
-          site.s3.keep_samples = true
-          site.s3.key_prefix = (site.s3.key_prefix or "strata/") .. n .. "/"
-        end
-        tasks[#tasks + 1] = { node = n, phase = "s3",
-                              work = work(n, "s3", phases.s3, site) }
-      end
-    end
-    io.stderr:write(("strata: S3 rows from %d clients at once\n"):format(#tasks))
-    step(st, tasks)
-  end
-
-  -- 6. cluster-wide rows once, on the first node
-  if #phases.once > 0 and not st.interrupted then
-    step(st, { { node = names[1], phase = "once",
-                 work = work(names[1], "once", phases.once, base_site) } })
-  end
-
-  -- the agents go with their steps
-  st.stopping_agents = true
-  local t_down = core.now()
-  for _, a in pairs(agents) do st.group:kill(a.id, "TERM") end
-  local deadline = core.now() + 10
-  while st.group:running() > 0 and core.now() < deadline do st.group:next(0.5) end
-  st.group:close()
-  if next(agents) then
-    j:write { type = "step", phase = "teardown", wall_s = core.now() - t_down, tasks = {} }
-  end
-
-  local wall = core.now() - t_start
-  j:write { type = "end", ended = core.utc(), interrupted = st.interrupted or false,
-            wall_s = wall }
-  j:close()
-
-  local t_book = core.now()
-  local fm = require("strata.fleet.model").build(journal.read(jpath))
-  require("strata.fleet.act").after(fm, acting, jpath)
-  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
-  local book = core.now() - t_book
-  io.stderr:write(require("strata.fleet.report").summary_text(fm))
-  io.stderr:write(("strata: wall %.2f s, bookkeeping (model + outputs) %.2f s\n"):format(wall, book))
-  io.stderr:write("strata: workbook ", xlsx, "\n")
-  return require("strata.verdict").exit_code { verdict = fm.verdict,
-                                             run = { interrupted = st.interrupted } }
+  s3_rungs(st, names, phases, roles, work, base_site)
+  once_rungs(st, names, phases, work, base_site)
+  stop_agents(st, j, agents)
+  return finish(st, o, j, jpath, xlsx, acting, t_start)
 end
 
 -- `strata report FLEET.jsonl`: the fleet outputs rebuilt from a fleet

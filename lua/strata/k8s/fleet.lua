@@ -100,6 +100,65 @@ local function collect(ctx, t)
   end
 end
 
+-- Each node's own rungs as a Job pinned to it (its ConfigMap the work),
+-- collected into the journal; then what this run made, and only that,
+-- deleted by name.
+local function node_jobs(ctx, s, o, run, names, phases, meta, files, th, prof)
+  local cfg, made = ctx.cfg, {}
+  local tasks = {}
+  local ok, err = pcall(function()
+    if #phases.node == 0 then return end
+    local only = {}
+    for _, t in ipairs(phases.node) do only[#only + 1] = t.id end
+    local site = cjson.decode(cjson.encode(s.site))
+    for i, n in ipairs(names) do
+      local work = { node = n, phase = "node", files = files, thresholds = th, profile = prof,
+                     set = o.set, site = site, only = only, meta = meta, inventory = true }
+      local cm, job = objects(ctx, run, i, n, work)
+      api.request(cfg, "POST", ("/api/v1/namespaces/%s/configmaps"):format(ctx.ns), cm)
+      made[#made + 1] = ("/api/v1/namespaces/%s/configmaps/%s"):format(ctx.ns, cm.metadata.name)
+      api.request(cfg, "POST", ("/apis/batch/v1/namespaces/%s/jobs"):format(ctx.ns), job)
+      made[#made + 1] = ("/apis/batch/v1/namespaces/%s/jobs/%s"):format(ctx.ns, job.metadata.name)
+      tasks[#tasks + 1] = { node = n, job = job.metadata.name, only = only }
+    end
+    io.stderr:write(("strata: per-node rungs (%d tests) as %d Jobs\n"):format(#only, #tasks))
+    for _, t in ipairs(tasks) do
+      local ok2, e2 = pcall(collect, ctx, t)
+      if not ok2 then ctx.err(t, tostring(e2)) end
+    end
+  end)
+  if not ok then
+    for _, t in ipairs(tasks) do ctx.err(t, tostring(err)) end
+    io.stderr:write("strata: ", tostring(err), "\n")
+  end
+  -- what this run made, and only that, by name (Jobs: their pods with them)
+  for i = #made, 1, -1 do
+    local okd, ed = pcall(api.request, cfg, "DELETE", made[i], { kind = "DeleteOptions",
+      apiVersion = "v1", propagationPolicy = "Background" })
+    if not okd then io.stderr:write("strata: cleanup: ", tostring(ed), "\n") end
+  end
+end
+
+-- The fleet model of the journal, --act (or the severity record alone),
+-- the outputs and the exit code.
+local function finish(cfg, k, o, run, jpath, xlsx, modes, sevm)
+  local fm = require("strata.fleet.model").build(journal.read(jpath))
+  local act_rec
+  if next(modes) then
+    act_rec = require("strata.k8s.act").apply(cfg, sevm, fm, modes, fm.run.started .. " " .. run,
+      { prefix = (k.act or {}).prefix })
+  else
+    act_rec = require("strata.fleet.act").apply(sevm, require("strata.fleet.act").nodes_of(fm), {}, run)
+  end
+  local f = io.open(jpath, "a")
+  if f then f:write(redact.json(act_rec), "\n") f:close() end
+  fm.severity, fm.act = require("strata.severity").record(sevm), act_rec
+  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
+  io.stderr:write(require("strata.fleet.report").summary_text(fm))
+  io.stderr:write("strata: workbook ", xlsx, "\n")
+  return require("strata.verdict").exit_code { verdict = fm.verdict, run = {} }
+end
+
 function M.main(o, paths, argv)
   local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
                          profile = o.profile, set = o.set, fleet = true }
@@ -150,7 +209,6 @@ function M.main(o, paths, argv)
   local files, th, prof = fleetrun.inputs(s, o)
   local meta, deadline = fleetrun.meta(phases.node), 60
   for _, t in ipairs(meta) do deadline = deadline + t.timeout * t.cells end
-  local made = {}
   local ctx = { cfg = cfg, ns = cfg.namespace, k = k, j = j, poll = k.poll_s or 2,
                 deadline = k.node_deadline_s or deadline,
                 rctx = { site = s.site, file = o.site or "site" } }
@@ -170,56 +228,10 @@ function M.main(o, paths, argv)
       end
     end
   end
-  local tasks = {}
-  local ok, err = pcall(function()
-    if #phases.node == 0 then return end
-    local only = {}
-    for _, t in ipairs(phases.node) do only[#only + 1] = t.id end
-    local site = cjson.decode(cjson.encode(s.site))
-    for i, n in ipairs(names) do
-      local work = { node = n, phase = "node", files = files, thresholds = th, profile = prof,
-                     set = o.set, site = site, only = only, meta = meta, inventory = true }
-      local cm, job = objects(ctx, run, i, n, work)
-      api.request(cfg, "POST", ("/api/v1/namespaces/%s/configmaps"):format(ctx.ns), cm)
-      made[#made + 1] = ("/api/v1/namespaces/%s/configmaps/%s"):format(ctx.ns, cm.metadata.name)
-      api.request(cfg, "POST", ("/apis/batch/v1/namespaces/%s/jobs"):format(ctx.ns), job)
-      made[#made + 1] = ("/apis/batch/v1/namespaces/%s/jobs/%s"):format(ctx.ns, job.metadata.name)
-      tasks[#tasks + 1] = { node = n, job = job.metadata.name, only = only }
-    end
-    io.stderr:write(("strata: per-node rungs (%d tests) as %d Jobs\n"):format(#only, #tasks))
-    for _, t in ipairs(tasks) do
-      local ok2, e2 = pcall(collect, ctx, t)
-      if not ok2 then ctx.err(t, tostring(e2)) end
-    end
-  end)
-  if not ok then
-    for _, t in ipairs(tasks) do ctx.err(t, tostring(err)) end
-    io.stderr:write("strata: ", tostring(err), "\n")
-  end
-  -- what this run made, and only that, by name (Jobs: their pods with them)
-  for i = #made, 1, -1 do
-    local okd, ed = pcall(api.request, cfg, "DELETE", made[i], { kind = "DeleteOptions",
-      apiVersion = "v1", propagationPolicy = "Background" })
-    if not okd then io.stderr:write("strata: cleanup: ", tostring(ed), "\n") end
-  end
+  node_jobs(ctx, s, o, run, names, phases, meta, files, th, prof)
   j:write { type = "end", ended = core.utc(), interrupted = false }
   j:close()
-
-  local fm = require("strata.fleet.model").build(journal.read(jpath))
-  local act_rec
-  if next(modes) then
-    act_rec = require("strata.k8s.act").apply(cfg, sevm, fm, modes, fm.run.started .. " " .. run,
-      { prefix = (k.act or {}).prefix })
-  else
-    act_rec = require("strata.fleet.act").apply(sevm, require("strata.fleet.act").nodes_of(fm), {}, run)
-  end
-  local f = io.open(jpath, "a")
-  if f then f:write(redact.json(act_rec), "\n") f:close() end
-  fm.severity, fm.act = require("strata.severity").record(sevm), act_rec
-  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
-  io.stderr:write(require("strata.fleet.report").summary_text(fm))
-  io.stderr:write("strata: workbook ", xlsx, "\n")
-  return require("strata.verdict").exit_code { verdict = fm.verdict, run = {} }
+  return finish(cfg, k, o, run, jpath, xlsx, modes, sevm)
 end
 
 return M

@@ -173,23 +173,8 @@ local function fact(list, name, metric, value, detail, fix, source)
   return list[#list]
 end
 
--- f: {provider, memory, device, dc = {dc, why} | nil, dc_err,
---     ports (M.roce_ports), cufile (M.read_cufile), dmabuf_env,
---     host (s3rdma.gpu_path_facts), cuda = {devices} | {err},
---     need_lock (bytes the run pins), max_registration (largest single
---     buffer), concurrency}
--- Returns the rows (see `fact`) and rows.absent: the facts a path needs
--- that this host lacks (no RDMA device, no GPU for the GPU path, the
--- lock limit unread): the spec SKIPs on them.  Nothing here says ok or
--- FAIL: each metric's criterion is in specs/thresholds.yaml (E3P, E4P).
-function M.facts(f)
-  local c = { absent = {} }
-  local cuobj = f.provider == "cuobject"
-  local gpu = f.memory == "cuda"
-  local na = "n/a"
-  local why_na = "n/a (provider " .. tostring(f.provider) .. ")"
-
-  -- the endpoint and the provider (shown, no criterion)
+-- the endpoint and the provider (shown, no criterion)
+local function device_facts(c, f, na)
   fact(c, "endpoint", nil, nil, f.endpoint and (f.endpoint.why
        or f.endpoint.err) or "not asked")
   -- (the rows E3P/E4P gate run with this provider: lib/s3rdma.phase)
@@ -204,8 +189,10 @@ function M.facts(f)
     c.absent[#c.absent + 1] = fact(c, "rdma_device", "rdma_device", na,
                                    f.dc_err or "no RDMA device")
   end
+end
 
-  -- 1. DC transport: cuObject's CUOBJ_PROTO_RDMA_DC_V1 needs it
+-- 1. DC transport: cuObject's CUOBJ_PROTO_RDMA_DC_V1 needs it
+local function dc_fact(c, f, cuobj, na, why_na)
   local dc_fix = "cuObject (AIStor's S3 over RDMA) needs the DC transport "
     .. "of an NVIDIA ConnectX/BlueField NIC; on irdma (E810) or rxe use "
     .. "provider \"rc\" (hipobj-rc-v2) or a ConnectX"
@@ -228,8 +215,10 @@ function M.facts(f)
     -- the words the Summary carries when the criterion fails (t.explain)
     row.explain = f.dc.dc ~= true or nil
   end
+end
 
-  -- 2-5. cuFile's configuration (cuObject registers through cuFile)
+-- 2-5. cuFile's configuration (cuObject registers through cuFile)
+local function cufile_facts(c, f, cuobj, na, why_na)
   local cf = f.cufile or {}
   local props = cf.props
   if not cuobj then
@@ -297,9 +286,10 @@ function M.facts(f)
     fact(c, "cufile.use_pci_p2pdma", "cufile.use_pci_p2pdma", v, d,
          cuobj and "see cufile.config", cuobj and TS .. " 1")
   end
+end
 
-  -- 6. the libcufile the loader picks for libcufile.so.0
-  local h = f.host or {}
+-- 6. the libcufile the loader picks for libcufile.so.0
+local function libcufile_fact(c, h, cuobj, na, why_na)
   if not cuobj then
     fact(c, "libcufile.symbol", "libcufile.rdma_desc_str", na, why_na)
   elseif not h.cufile_loaded then
@@ -316,9 +306,11 @@ function M.facts(f)
          .. "loaded first (a PyTorch wheel's 1.15 under site-packages/"
          .. "nvidia) wins: LD_PRELOAD the 1.18 libcufile", TS .. " 2")
   end
+end
 
-  -- 7. locked memory: RDMA pins every buffer (ulimit_l_bytes against
-  -- pinned_bytes, the criterion's own reference)
+-- 7. locked memory: RDMA pins every buffer (ulimit_l_bytes against
+-- pinned_bytes, the criterion's own reference)
+local function memlock_fact(c, f, h, na)
   if h.memlock == nil then
     c.absent[#c.absent + 1] = fact(c, "ulimit_l", "ulimit_l_bytes", na,
                                    "not read")
@@ -329,8 +321,10 @@ function M.facts(f)
          .. "memlock, or LimitMEMLOCK=infinity for a service)",
          "minio/rdma-training docs/01-setup-aistor-rdma.md")
   end
+end
 
-  -- 8. GPU peer memory: nvidia_peermem or dma-buf
+-- 8. GPU peer memory: nvidia_peermem or dma-buf
+local function peer_memory_fact(c, f, h, gpu, na)
   if not gpu then
     fact(c, "gpu.peer_memory", "gpu.peer_memory", na, "n/a (host memory)")
   elseif not f.cuda or not f.cuda.devices then
@@ -352,8 +346,11 @@ function M.facts(f)
          "load nvidia_peermem, or use a driver/kernel with dma-buf (then "
          .. "rdma_peer_type dmabuf)", TS .. " 1")
   end
+end
 
-  -- 9. cuObject's 4 GiB registration limit (the criterion holds it)
+-- 9. cuObject's 4 GiB registration limit (the criterion holds it), the
+-- properties of strata's own engine and the bytes this run pins
+local function engine_facts(c, f, gpu)
   local mr = f.max_registration or 0
   fact(c, "registration_limit", "largest_buffer_bytes", mr,
        ("largest single buffer %s"):format(fmt_bytes(mr)),
@@ -374,6 +371,31 @@ function M.facts(f)
   c[#c + 1] = { name = "pinned_bytes", metric = "pinned_bytes",
                 value = f.need_lock or 0, detail = "concurrency x buffer",
                 fix = "", source = "" }
+end
+
+-- f: {provider, memory, device, dc = {dc, why} | nil, dc_err,
+--     ports (M.roce_ports), cufile (M.read_cufile), dmabuf_env,
+--     host (s3rdma.gpu_path_facts), cuda = {devices} | {err},
+--     need_lock (bytes the run pins), max_registration (largest single
+--     buffer), concurrency}
+-- Returns the rows (see `fact`) and rows.absent: the facts a path needs
+-- that this host lacks (no RDMA device, no GPU for the GPU path, the
+-- lock limit unread): the spec SKIPs on them.  Nothing here says ok or
+-- FAIL: each metric's criterion is in specs/thresholds.yaml (E3P, E4P).
+function M.facts(f)
+  local c = { absent = {} }
+  local cuobj = f.provider == "cuobject"
+  local gpu = f.memory == "cuda"
+  local na = "n/a"
+  local why_na = "n/a (provider " .. tostring(f.provider) .. ")"
+  local h = f.host or {}
+  device_facts(c, f, na)
+  dc_fact(c, f, cuobj, na, why_na)
+  cufile_facts(c, f, cuobj, na, why_na)
+  libcufile_fact(c, h, cuobj, na, why_na)
+  memlock_fact(c, f, h, na)
+  peer_memory_fact(c, f, h, gpu, na)
+  engine_facts(c, f, gpu)
   return c
 end
 

@@ -156,15 +156,9 @@ local function scratch_mounts(root, list, paths, finding)
   return out
 end
 
--- The check.  opts.root: a recorded tree ("" = this host); opts.mounts:
--- the scratch paths (mount points, or directories inside a mount: the
--- mount that holds one is checked) (default: every mount whose source is
--- an md array).  Returns { mounts, arrays, drives, nodes, gpus_by_node,
--- nics_by_node, nvme_by_node, split, advice, matches, findings }.
-function M.layout(opts)
-  opts = opts or {}
-  local root = opts.root or ""
-  local loc = sys.locality { root = root ~= "" and root or nil }
+-- The devices of the locality map (sys.locality) per NUMA node: NVMe,
+-- GPUs and NICs counted per node, and each NVMe's node by name.
+local function devices(loc)
   local numa_of, nvme_by_node, gpus_by_node, nics_by_node = {}, {}, {}, {}
   for _, dv in ipairs(loc.devices or {}) do
     local node = dv.numa_node or -1
@@ -176,17 +170,12 @@ function M.layout(opts)
     end
     if dv.kind == "nvme" then numa_of[dv.name] = node end
   end
-  local r = { arrays = {}, mounts = {}, findings = {}, drives = {},
-              nodes = #(loc.nodes or {}), nvme_by_node = nvme_by_node,
-              gpus_by_node = gpus_by_node, nics_by_node = nics_by_node }
-  local function finding(sev, fmt, ...)
-    r.findings[#r.findings + 1] = { severity = sev, text = fmt:format(...) }
-  end
-  for name in pairs(numa_of) do
-    r.drives[#r.drives + 1] = drive(root, name, numa_of)
-  end
-  table.sort(r.drives, function(a, b) return a.id < b.id end)
+  return numa_of, nvme_by_node, gpus_by_node, nics_by_node
+end
 
+-- The scratch mounts (opts.mounts, or every mount on an md array): each
+-- mount's options and its array's level, chunk and members into r.
+local function scan_mounts(r, root, opts, numa_of, finding)
   local mi = slurp(root .. "/proc/self/mountinfo")
   if not mi then
     error(("storage.layout: cannot read %s/proc/self/mountinfo"):format(root))
@@ -247,7 +236,11 @@ function M.layout(opts)
   end
   table.sort(r.arrays, function(a, b) return a.name < b.name end)
 
-  -- the topology: NVMe and GPUs on more than one node = split
+end
+
+-- The advice from the topology (NVMe and GPUs on more than one node =
+-- split): r.split, r.advice, r.advice_text.  Returns the NVMe nodes.
+local function advise(r, nvme_by_node, gpus_by_node, finding)
   local nvme_nodes, gpu_nodes = {}, {}
   for n in pairs(nvme_by_node) do if n >= 0 then nvme_nodes[n] = true end end
   for n in pairs(gpus_by_node) do if n >= 0 then gpu_nodes[n] = true end end
@@ -270,8 +263,12 @@ function M.layout(opts)
               return t
             end)(), ", "))
       or ("one RAID0 of all %d NVMe"):format(#r.drives)
+  return nvme_nodes
+end
 
-  -- does the layout follow it?
+-- Does the layout follow the advice?  Each array's near node and its
+-- far members; returns whether it matches and how many members are far.
+local function follows(r, nvme_nodes, finding)
   local matches = #r.arrays > 0
   local far = 0
   for _, a in ipairs(r.arrays) do
@@ -341,6 +338,33 @@ function M.layout(opts)
               d.name, tostring(d.numa_node))
     end
   end
+  return matches, far
+end
+
+-- The check.  opts.root: a recorded tree ("" = this host); opts.mounts:
+-- the scratch paths (mount points, or directories inside a mount: the
+-- mount that holds one is checked) (default: every mount whose source is
+-- an md array).  Returns { mounts, arrays, drives, nodes, gpus_by_node,
+-- nics_by_node, nvme_by_node, split, advice, matches, findings }.
+function M.layout(opts)
+  opts = opts or {}
+  local root = opts.root or ""
+  local loc = sys.locality { root = root ~= "" and root or nil }
+  local numa_of, nvme_by_node, gpus_by_node, nics_by_node = devices(loc)
+  local r = { arrays = {}, mounts = {}, findings = {}, drives = {},
+              nodes = #(loc.nodes or {}), nvme_by_node = nvme_by_node,
+              gpus_by_node = gpus_by_node, nics_by_node = nics_by_node }
+  local function finding(sev, fmt, ...)
+    r.findings[#r.findings + 1] = { severity = sev, text = fmt:format(...) }
+  end
+  for name in pairs(numa_of) do
+    r.drives[#r.drives + 1] = drive(root, name, numa_of)
+  end
+  table.sort(r.drives, function(a, b) return a.id < b.id end)
+
+  scan_mounts(r, root, opts, numa_of, finding)
+  local nvme_nodes = advise(r, nvme_by_node, gpus_by_node, finding)
+  local matches, far = follows(r, nvme_nodes, finding)
   r.far_members = far
   r.matches = matches
   return r
