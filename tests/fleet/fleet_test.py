@@ -662,7 +662,8 @@ def diag_mode():
           "its evidence: both R3 pairs through %s (and any other pair through it): %s"
           % (bad, [(e["test"], e["pair"], e.get("ratio")) for e in ev]))
     again = [e for e in ev if e.get("confirm")]
-    check(again and all(e["confirm"]["bad"] for e in again)
+    check(again and all(e["confirm"]["bad"] or e["confirm"].get("watch") for e in again)
+          and any(e["confirm"]["bad"] for e in again)
           and "confirmed" in sus[0].get("text", ""),
           "%s confirmed: its pairs bad again when measured again: %s"
           % (bad, [(e["test"], e["pair"], e["confirm"].get("ratio")) for e in again]))

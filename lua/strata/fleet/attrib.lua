@@ -255,15 +255,18 @@ function M.confirm(fm, a, crit)
   local keep = {}
   a.unconfirmed = {}
   for _, s in ipairs(a.suspects) do
-    local seen, held = 0, true
+    -- a pair clears its node only when it measures good again (above the
+    -- watch band too): one back in the band is still degraded, not good
+    local seen, bad, cleared = 0, 0, 0
     local parts = {}
     for _, e in ipairs(s.evidence) do
       local c = not e.cell and again[e.test .. "|" .. e.a .. "|" .. e.b]
       if c then
         local j = judge_pair(c, e.reference, e.direction, crit)
-        e.confirm = { status = c.status, value = c.value, ratio = j.rel, bad = j.bad }
+        e.confirm = { status = c.status, value = c.value, ratio = j.rel, bad = j.bad,
+                      watch = j.warn or nil }
         seen = seen + 1
-        if not j.bad then held = false end
+        if j.bad then bad = bad + 1 elseif not j.warn then cleared = cleared + 1 end
         parts[#parts + 1] = ("%s %s %s then %s (x%s)"):format(e.test, e.pair, num(e.value),
           num(c.value), j.rel and ("%.2g"):format(j.rel) or c.status)
       end
@@ -275,10 +278,11 @@ function M.confirm(fm, a, crit)
     elseif seen == 0 then
       s.unconfirmed = true
       keep[#keep + 1] = s
-    elseif held then
-      s.confirmed = seen
-      s.text = s.text .. (" (confirmed: %d pair%s bad again on a second measurement)")
-        :format(seen, seen == 1 and "" or "s")
+    elseif cleared == 0 and bad > 0 then
+      s.confirmed = bad
+      s.text = s.text .. (" (confirmed: %d pair%s bad again on a second measurement%s)")
+        :format(bad, bad == 1 and "" or "s",
+                bad < seen and (", %d in the watch band"):format(seen - bad) or "")
       keep[#keep + 1] = s
     else
       s.text = ("%s %s: not confirmed, good when measured again: %s"):format(s.kind, s.name,
