@@ -379,6 +379,21 @@ test {
         rows = {row[0]: row[1] for row in ws.iter_rows(values_only=True)}
         self.assertIn("nic-connectx-8 (mlx5_0 at 0000:18:00.0 is PCI "
                       "15b3:1023", rows["Hardware packs"])
+        # the same card trained to Gen4 in a Gen4 slot ("5.0 and 4.0
+        # compatible"): nic-connectx-8 FAILs R1 on the generation
+        import shutil
+        gen4 = self.path("connectx8-gen4")
+        shutil.copytree(os.path.join(self.TREES, "connectx8"), gen4,
+                        symlinks=True)
+        fn = os.path.join(gen4, "sys/devices/pci0000:00/0000:00:02.0/"
+                          "0000:18:00.0")
+        for f in ("current_link_speed", "max_link_speed"):
+            open(os.path.join(fn, f), "w").write("16.0 GT/s PCIe\n")
+        r = self.run_r1(gen4, "mlx5_0", 800)
+        self.assertEqual(r["status"], "FAIL", r)
+        bad = {c["metric"]: c["source"] for c in r["checks"] if not c["ok"]}
+        self.assertRegex(bad["pcie_gts_min"],
+                         r"specs/packs/nic-connectx-8.yaml:\d+$")
 
     def test_gpu_names_as_nvml_gives_them(self):
         # a word of the name: B300 and B200 hold, GB200 / GH200 do not
