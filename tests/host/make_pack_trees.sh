@@ -1,14 +1,14 @@
 #!/bin/bash
 # make_pack_trees.sh DEST - write the small /sys trees the hardware-pack
 # tests choose packs from (fixtures/host/packs): an Intel E810 RDMA NIC, a
-# ConnectX-7 and a B300 GPU, each one PCI function with the files
+# ConnectX-7, a ConnectX-8 and a B300 GPU, each one PCI function with the files
 # sys.inventory reads.  No whole recorded tree of such machines was found
 # in public sources; every value here is one a public source shows for
 # that device, named in DEST/<tree>/README (and docs/provenance.md,
 # "Hardware packs").  Run it again to regenerate; the trees are committed.
 set -eu
 D=${1:?usage: make_pack_trees.sh DEST}
-rm -rf "$D/e810" "$D/connectx7" "$D/b300"
+rm -rf "$D/e810" "$D/connectx7" "$D/connectx8" "$D/b300"
 w() { mkdir -p "$(dirname "$1")"; printf '%s\n' "$2" > "$1"; }
 l() { mkdir -p "$(dirname "$1")"; ln -s "$2" "$1"; }
 
@@ -23,13 +23,13 @@ pci() {
   l "$t/sys/bus/pci/devices/$2" "../../../devices/pci0000:00/0000:00:02.0/$2"
   w "$t/proc/sys/kernel/hostname" "$1"
 }
-# tree bdf rdma-device rate
+# tree bdf rdma-device rate [link-layer]
 rdma() {
   local t=$D/$1 p=sys/devices/pci0000:00/0000:00:02.0/$2/infiniband/$3
   w "$t/$p/node_type" "1: CA"
   w "$t/$p/ports/1/state" "4: ACTIVE"
   w "$t/$p/ports/1/rate" "$4"
-  w "$t/$p/ports/1/link_layer" Ethernet
+  w "$t/$p/ports/1/link_layer" "${5:-Ethernet}"
   l "$t/$p/device" ../../../$2
   l "$t/sys/class/infiniband/$3" "../../devices/pci0000:00/0000:00:02.0/$2/infiniband/$3"
 }
@@ -66,6 +66,25 @@ sources, not recorded from one machine):
 - rate "400 Gb/sec (4X NDR)": ConnectX-7 at NDR 400 Gb/s ("8x ConnectX-7
   IB NDR 400Gb/s", MLCommons inference_results_v6.0 Nebius B200 system
   description), as the RDMA core's rate_show prints 4X NDR
+  (drivers/infiniband/core/sysfs.c).
+T
+
+pci connectx8 0000:18:00.0 0x020700 0x15b3 0x1023 "64.0 GT/s PCIe" 16 mlx5_core
+rdma connectx8 0000:18:00.0 mlx5_0 "800 Gb/sec (4X XDR)" InfiniBand
+cat > "$D/connectx8/README" <<'T'
+A ConnectX-8 SuperNIC port (tests/host/make_pack_trees.sh; assembled from
+public sources, not recorded from one machine):
+- vendor 0x15b3, device 0x1023: Linux mlx5_core_pci_table
+  (drivers/net/ethernet/mellanox/mlx5/core/main.c: /* ConnectX-8 */).
+- class 0x020700: PCI class 02 subclass 07 (InfiniBand), pci.ids.
+- "64.0 GT/s PCIe" x16: "supports PCI Express Gen6 (5.0 and 4.0
+  compatible) through an x16 edge connector" (NVIDIA ConnectX-8 SuperNIC
+  User Manual, Supported Interfaces); text as Linux pci_speed_string
+  prints it.
+- rate "800 Gb/sec (4X XDR)", link layer InfiniBand: "supports 800Gb/s or
+  XDR IB or 2 x 400GbE link speeds" (ConnectX-8 SuperNIC firmware release
+  notes v40.44.0208); the RDMA core's rate_show prints IB_SPEED_XDR as
+  " XDR", 200 Gb/s a lane, times the 4X width
   (drivers/infiniband/core/sysfs.c).
 T
 
