@@ -4,7 +4,6 @@
  * (procfs and sysfs generate the text again there), so a sampler tick
  * costs the kernel's formatting and the parse, not path lookups.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
