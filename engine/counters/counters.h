@@ -11,7 +11,8 @@
  * CPU times are in seconds (jiffies / USER_HZ).
  *
  * Files, bottom up: set.c (named values) <- procfs.c, ethtool.c (the
- * sources) <- reader.c (snapshots) <- sampler.c; none calls upward.
+ * parsers) <- one file per source's row (source.h, listed in
+ * sources.def) <- reader.c (snapshots) <- sampler.c; none calls upward.
  */
 #ifndef STRATA_COUNTERS_H
 #define STRATA_COUNTERS_H
@@ -25,20 +26,17 @@
                               * (http.h): ctr_scrape_prom, promsrc.c */
 #include "set.h"
 
-/* The bits a reader is asked for; reader.c's table of sources (its names,
- * open, read and close) says what each one reads. */
+/* The bits a reader is asked for, for callers in C.  A name's bit is its
+ * place in sources.def (source.h), so these follow that list and
+ * counters_test checks each against ctr_source_bit; a source that only
+ * specs ask for (by name) needs none here. */
 enum ctr_source_bits {
-  CTR_SRC_CPU = CTR_STAT_CPU, CTR_SRC_SOFTIRQ = 2, CTR_SRC_INTR = 4,
-  CTR_SRC_CTXT = CTR_STAT_CTXT, CTR_SRC_NET = 16, CTR_SRC_RDMA = 32,
-  CTR_SRC_TCP = 64, CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256,
-  CTR_SRC_DISK = 512
+  CTR_SRC_CPU = 1, CTR_SRC_CTXT = 2, CTR_SRC_SOFTIRQ = 4, CTR_SRC_INTR = 8,
+  CTR_SRC_NET = 16, CTR_SRC_TCP = 32, CTR_SRC_RDMA = 64,
+  CTR_SRC_ETHTOOL = 128, CTR_SRC_GPU = 256, CTR_SRC_DISK = 512
 };
 
 /* --- Snapshots (reader.c) ------------------------------------------- */
-
-/* The rows of reader.c's table: /proc/stat (cpu, ctxt), softirqs,
- * interrupts, net/dev, net/snmp, rdma, ethtool, gpu, diskstats. */
-#define CTR_NSOURCES 9
 
 /* The bit of a source by its name in a spec's `sources = {...}`; 0 for
  * no such source. */

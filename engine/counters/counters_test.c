@@ -36,7 +36,7 @@ static void test_procfs(void)
     unsigned long long v[8];
     CHECK(sscanf(t, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
                  &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8);
-    CHECK(ctr_parse_stat(t, 100, CTR_SRC_CPU | CTR_SRC_CTXT, 1, &s) == 0);
+    CHECK(ctr_parse_stat(t, 100, CTR_STAT_CPU | CTR_STAT_CTXT, 1, &s) == 0);
     CHECK(check_near(get(&s, "cpu.total.user"), (double)v[0] / 100));
     CHECK(check_near(get(&s, "cpu.total.idle"), (double)v[3] / 100));
     CHECK(check_near(get(&s, "cpu.total.steal"), (double)v[7] / 100));
@@ -45,10 +45,10 @@ static void test_procfs(void)
   CHECK(ctr_set_find(&s, "cpu.cpu16.user") < 0);
   CHECK(s.n == 17 * 8 + 3 && get(&s, "ctxt") > 0 && get(&s, "intr.total") > 0);
   ctr_set_clear(&s);
-  CHECK(ctr_parse_stat(t, 100, CTR_SRC_CTXT, 0, &s) == 0 && s.n == 3);
+  CHECK(ctr_parse_stat(t, 100, CTR_STAT_CTXT, 0, &s) == 0 && s.n == 3);
   ctr_set_clear(&s);
-  CHECK(ctr_parse_stat("garbage\n", 100, CTR_SRC_CPU, 0, &s) == -1);
-  CHECK(ctr_parse_stat("cpu 1 2\n", 100, CTR_SRC_CPU, 0, &s) == -1);
+  CHECK(ctr_parse_stat("garbage\n", 100, CTR_STAT_CPU, 0, &s) == -1);
+  CHECK(ctr_parse_stat("cpu 1 2\n", 100, CTR_STAT_CPU, 0, &s) == -1);
   ctr_set_clear(&s);
   free(t);
 
@@ -204,8 +204,36 @@ static void test_reader(void)
   ctr_set_free(&s);
 }
 
+/* The C callers' bits (counters.h) are the list's (sources.def): each
+ * name's, an alias's the same, the names in the message in list order. */
+static void test_source_bits(void)
+{
+  static const struct { const char *name; unsigned bit; } b[] = {
+    { "cpu", CTR_SRC_CPU }, { "ctxt", CTR_SRC_CTXT },
+    { "softirq", CTR_SRC_SOFTIRQ }, { "interrupts", CTR_SRC_INTR },
+    { "intr", CTR_SRC_INTR }, { "net", CTR_SRC_NET }, { "tcp", CTR_SRC_TCP },
+    { "rdma", CTR_SRC_RDMA }, { "ethtool", CTR_SRC_ETHTOOL },
+    { "gpu", CTR_SRC_GPU }, { "disk", CTR_SRC_DISK },
+  };
+  char names[256];
+  for(size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+    if(ctr_source_bit(b[i].name) != b[i].bit) {
+      fprintf(stderr, "source %s: bit %u, counters.h says %u\n", b[i].name,
+              ctr_source_bit(b[i].name), b[i].bit);
+      check_failures++;
+    }
+  CHECK(ctr_source_bit("gpus") == 0 && ctr_source_bit(NULL) == 0);
+  CHECK(ctr_source_default() == (CTR_SRC_CPU | CTR_SRC_CTXT |
+        CTR_SRC_SOFTIRQ | CTR_SRC_INTR | CTR_SRC_NET | CTR_SRC_TCP |
+        CTR_SRC_RDMA | CTR_SRC_DISK));
+  ctr_source_names(names, sizeof(names));
+  CHECK(!strncmp(names, "cpu, ctxt, softirq, interrupts, net, tcp, rdma, "
+                 "ethtool, gpu, disk", 66));
+}
+
 int main(void)
 {
+  test_source_bits();
   test_procfs();
   test_reader();
   test_math();

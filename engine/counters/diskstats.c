@@ -18,6 +18,7 @@
 
 #include "counters.h"
 #include "procfs.h"
+#include "source.h"
 
 static const struct {
   const char *name;
@@ -92,3 +93,17 @@ int ctr_parse_diskstats(const char *text, struct ctr_set *s)
   }
   return 0;
 }
+
+static int diskstats_parse(struct ctr_reader *r, struct ctr_src_io *io,
+                           struct ctr_set *s)
+{
+  (void)io;
+  return ctr_parse_diskstats(r->buf, s);
+}
+
+/* A recorded tree without diskstats has no disks, like one without rdma:
+ * not an error there. */
+const struct ctr_source ctr_src_diskstats = {
+  { { "disk", 0 } }, 1, "/proc/diskstats", diskstats_parse,
+  ctr_file_open_optional, ctr_file_read, ctr_file_close
+};

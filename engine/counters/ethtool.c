@@ -6,6 +6,7 @@
  * interface.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <linux/ethtool.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "ethtool.h"
+#include "source.h"
 
 static int ioc(int fd, const char *ifname, void *data)
 {
@@ -104,3 +106,56 @@ out:
   close(fd);
   return rc;
 }
+
+/* --- The "ethtool" counter source (source.h) ----------------------- */
+
+/* Interfaces with a device behind them (physical NICs, VFs, virtio). */
+static int ethtool_all(struct ctr_set *s, char *err, size_t errlen)
+{
+  struct dirent **e = NULL;
+  int n = scandir("/sys/class/net", &e, NULL, alphasort);
+  for(int i = 0; i < n; i++) {
+    char dev[400];
+    if(e[i]->d_name[0] != '.') {
+      (void)!snprintf(dev, sizeof(dev), "/sys/class/net/%s/device",
+                      e[i]->d_name);
+      if(!access(dev, F_OK) && ctr_read_ethtool(e[i]->d_name, s) &&
+         errno == ENOMEM) {
+        snprintf(err, errlen, "ethtool: out of memory");
+        for(; i < n; i++)
+          free(e[i]);
+        free(e);
+        return -1;
+      }
+    }
+    free(e[i]);
+  }
+  free(e);
+  return 0;
+}
+
+/* The live host only (not a recorded tree). */
+static int ethtool_read(struct ctr_reader *r, const struct ctr_source *src,
+                        struct ctr_src_io *io, struct ctr_set *s, char *err,
+                        size_t errlen)
+{
+  int rc = 0;
+  (void)src, (void)io;
+  if(r->root[0])
+    return 0;
+  if(!r->ifaces)
+    rc = ethtool_all(s, err, errlen);
+  for(size_t i = 0; r->ifaces && r->ifaces[i] && !rc; i++)
+    if(ctr_read_ethtool(r->ifaces[i], s)) {
+      snprintf(err, errlen, "ethtool -S %s: %s", r->ifaces[i],
+               errno == EOPNOTSUPP ? "the driver has no statistics"
+                                   : strerror(errno));
+      rc = -1;
+    }
+  return rc;
+}
+
+const struct ctr_source ctr_src_ethtool = {
+  { { "ethtool", 0 } }, 0, NULL, NULL, ctr_nothing_open, ethtool_read,
+  ctr_nothing_close
+};

@@ -19,10 +19,10 @@ int ctr_numbers(const char *p, unsigned long long *v, int max);
 #define CTR_CPU_FIELDS 8
 extern const char *const ctr_cpu_fields[CTR_CPU_FIELDS];
 
-/* Which parts of /proc/stat ctr_parse_stat keeps (counters.h's
- * CTR_SRC_CPU and CTR_SRC_CTXT bits). */
+/* Which parts of /proc/stat ctr_parse_stat keeps (the "cpu" and "ctxt"
+ * names of its source row, procsrc.c). */
 #define CTR_STAT_CPU 1u
-#define CTR_STAT_CTXT 8u
+#define CTR_STAT_CTXT 2u
 
 /* /proc/stat: cpu.total.<f> (and cpu.cpuN.<f> when per_cpu) in seconds
  * when CTR_STAT_CPU is in want; ctxt, processes, intr.total for
