@@ -120,7 +120,9 @@ CONF
     ceph-mgr -c "$conf" -i x || die "ceph-mgr did not start"
   fi
   radosgw -c "$conf" -n client.rgw.a || die "radosgw did not start"
-  wait_for 60 "radosgw on 127.0.0.1:$rgwp" \
+  # ~6 s on a quiet machine; a 2-core host running guests beside it once
+  # took more than 60 s (2026-12-06, lab_end_to_end under ctest -j2)
+  wait_for 150 "radosgw on 127.0.0.1:$rgwp" \
     curl -sf -o /dev/null "http://127.0.0.1:$rgwp/"
   if [ "${RGW_MGR:-1}" != 0 ]; then
     wait_for 60 "ceph-mgr prometheus on 127.0.0.1:$prom" \
