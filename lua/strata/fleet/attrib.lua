@@ -16,7 +16,10 @@
 -- median share is evidence against the link sender -> receiver (or the
 -- suspect node it names).  The ratio is judged by strata.thresholds like
 -- any criterion (the FLEET test of strata.fleet.model); without a
--- FLEET.pair_ratio criterion only FAIL/ERROR pairs count.
+-- FLEET.pair_ratio criterion only FAIL/ERROR pairs count.  On rails (pairs
+-- per device, ends "node:device") a node is judged over all its devices'
+-- pairs, then, among the pairs no suspect node explains, a NIC by the
+-- same leave-one-out over the ends; a link is "g2:rxe1 <-> g3:rxe1".
 local model = require "strata.fleet.model"
 
 local M = {}
@@ -210,14 +213,22 @@ function M.build(fm)
     for _, e in ipairs(l) do links[#links + 1] = e end
   end
   -- R7's low senders, then the bad pairs of one test that name a node
-  -- another test found a suspect (R3 through it all slow, one of its R2
-  -- pairs slow): evidence for that node; the rest are suspect links
+  -- (or on rails a NIC) another test found a suspect (R3 through it all
+  -- slow, one of its R2 pairs slow): evidence for it; the rest are
+  -- suspect links
   for _, e in ipairs(incast(fm, crit)) do links[#links + 1] = e end
   local rest = {}
   for _, e in ipairs(links) do
     local x, y = e.na or e.a, e.nb or e.b
     local n = by_node[x] and x or (by_node[y] and y)
-    if n then table.insert(by_node[n], e) else rest[#rest + 1] = e end
+    local nic = by_nic[e.a] and e.a or (by_nic[e.b] and e.b)
+    if n then
+      table.insert(by_node[n], e)
+    elseif nic then
+      table.insert(by_nic[nic], e)
+    else
+      rest[#rest + 1] = e
+    end
   end
   links = rest
   local a = { suspects = {}, flaky = {},
@@ -348,7 +359,7 @@ function M.flaky_nodes(fm)
         order[#order + 1] = n
       end
       table.insert(by[n].cells, { id = r.id, cell = model.cell_key(r),
-        pair = r.pair and (r.pair[1] .. "->" .. r.pair[2]) or nil, reason = r.flaky })
+        pair = require("strata.fleet.plan").pair_label(r), reason = r.flaky })
     end
   end
   table.sort(order)

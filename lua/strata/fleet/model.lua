@@ -529,7 +529,7 @@ local function lowest_failed(fm, pair_recs, incast_recs)
   for _, r in ipairs(pair_recs) do
     if r.status == "FAIL" or r.status == "ERROR" then
       fm.lowest_failed = lower(fm.lowest_failed, { layer = r.layer, id = r.id,
-        status = r.status, node = (r.pair or {})[1] and (r.pair[1] .. "->" .. r.pair[2]) or r.node })
+        status = r.status, node = require("strata.fleet.plan").pair_label(r) or r.node })
     end
   end
   for _, r in ipairs(incast_recs) do

@@ -152,6 +152,14 @@ function M.endpoint(node, dev)
   return dev and (node .. ":" .. dev) or node
 end
 
+-- A pair record's pair as text, "g1->g2" or on rails "g1:rxe1->g2:rxe1"
+-- (nil for a record of no pair).
+function M.pair_label(r)
+  if not (r.pair and r.pair[1]) then return nil end
+  local d = r.pair_devices or {}
+  return M.endpoint(r.pair[1], d[1]) .. "->" .. M.endpoint(r.pair[2] or "?", d[2])
+end
+
 -- The pair modes: ring, all (strata.fleet.plan.pairs) and phased
 -- (strata.fleet.phased).  A mode that is none of them is a usage error
 -- naming where it came from.

@@ -7,6 +7,7 @@ local toolkit = require "strata.report.sheet"
 local common = require "strata.report.common"
 local diag = require "strata.fleet.report_diag"
 local config = require "strata.fleet.config"
+local plan = require "strata.fleet.plan"
 
 local M = {}
 local fmt = common.fmt
@@ -231,7 +232,7 @@ function M.junit_text(fm)
       local label = require("strata.verdict").label(r.params, r.cell)
       table.insert(by_key[key].cases, {
         name = r.id .. (label ~= "" and ("[" .. label .. "]") or "")
-          .. (r.pair and (" " .. r.pair[1] .. "->" .. r.pair[2]) or ""),
+          .. (r.pair and (" " .. plan.pair_label(r)) or ""),
         classname = r.node .. "." .. (r.layer or "?") .. "." .. r.id,
         status = r.status, reason = r.reason, time = r.duration_s,
         checks = common.failed_checks(r), metrics = r.metrics, notes = r.notes })
