@@ -250,7 +250,7 @@ function M.build(fm)
       local parts = {}
       for _, e in ipairs(ev) do parts[#parts + 1] = M.evidence_text(e) end
       a.suspects[#a.suspects + 1] = { kind = "nic", name = n, evidence = ev,
-        text = ("NIC %s: every pair through it is bad, the node's other devices good: %s")
+        text = ("NIC %s: every pair through it is bad, not every pair through its node: %s")
           :format(n, table.concat(parts, "; ")) }
     end
   end
