@@ -16,7 +16,10 @@
 -- median share is evidence against the link sender -> receiver (or the
 -- suspect node it names).  The ratio is judged by strata.thresholds like
 -- any criterion (the FLEET test of strata.fleet.model); without a
--- FLEET.pair_ratio criterion only FAIL/ERROR pairs count.
+-- FLEET.pair_ratio criterion only FAIL/ERROR pairs count.  On rails (pairs
+-- per device, ends "node:device") a node is judged over all its devices'
+-- pairs, then, among the pairs no suspect node explains, a NIC by the
+-- same leave-one-out over the ends; a link is "g2:rxe1 <-> g3:rxe1".
 local model = require "strata.fleet.model"
 
 local M = {}
@@ -73,18 +76,21 @@ end
 
 local function evidence_of(p, ref, j, dir)
   return { test = p.id, pair = p.a .. "->" .. p.b, a = p.a, b = p.b,
+           na = p.na, nb = p.nb, dev = p.dev, rail = p.rail,
            status = p.status, value = p.value, metric = p.metric, unit = p.unit,
            reference = ref, ratio = j.rel, direction = dir, why = j.why }
 end
 
--- Suspect nodes and links of one pair test.
-local function one_test(fm, id, list, crit, names)
-  local dir = model.direction(fm.criteria, id, list[1] and list[1].metric)
-  local nodes, explained, watch = {}, {}, {}
+-- Leave-one-out over names: ends(p) gives a pair's two ends (nodes, or
+-- "node:device" ends on rails).  Returns suspects name -> evidence, the
+-- pairs they explain, and the watched names (every pair in the WARN band).
+local function leave_one_out(names, list, ends, crit, dir)
+  local found, explained, watch = {}, {}, {}
   for _, n in ipairs(names) do
     local touch, other = {}, {}
     for _, p in ipairs(list) do
-      if p.a == n or p.b == n then touch[#touch + 1] = p else other[#other + 1] = p end
+      local x, y = ends(p)
+      if x == n or y == n then touch[#touch + 1] = p else other[#other + 1] = p end
     end
     local ref = model.median(values(other))
     if #touch > 0 and #other > 0 then
@@ -102,12 +108,29 @@ local function one_test(fm, id, list, crit, names)
         ev[#ev + 1] = evidence_of(p, ref, j, dir)
       end
       if all_bad and good_other then
-        nodes[n] = ev
+        found[n] = ev
         for _, p in ipairs(touch) do explained[p] = true end
       elseif all_low and good_other then
         watch[n] = ev    -- every pair in the WARN band or worse: watched, not named
       end
     end
+  end
+  return found, explained, watch
+end
+
+-- Suspect nodes, NICs (on rails: one device of a node whose every pair is
+-- bad while the node's other devices are good) and links of one pair test.
+local function one_test(fm, id, list, crit, names)
+  local dir = model.direction(fm.criteria, id, list[1] and list[1].metric)
+  local nodes, explained, watch = leave_one_out(names, list,
+    function(p) return p.na or p.a, p.nb or p.b end, crit, dir)
+  local nics = {}
+  if fm.pairs and fm.pairs.devices then
+    local rest = {}
+    for _, p in ipairs(list) do if not explained[p] then rest[#rest + 1] = p end end
+    local more
+    nics, more = leave_one_out(fm.pairs.names, rest, function(p) return p.a, p.b end, crit, dir)
+    for p in pairs(more) do explained[p] = true end
   end
   local links = {}
   for _, p in ipairs(list) do
@@ -121,7 +144,7 @@ local function one_test(fm, id, list, crit, names)
       end
     end
   end
-  return nodes, links, watch
+  return nodes, links, watch, nics
 end
 
 -- R7: per multi-sender cell, each sender's share against the cell's median
@@ -172,9 +195,13 @@ function M.build(fm)
   local ids = {}
   for id in pairs(by) do ids[#ids + 1] = id end
   table.sort(ids)
-  local watch = {}
+  local watch, by_nic = {}, {}
   for _, id in ipairs(ids) do
-    local nodes, l, w = one_test(fm, id, by[id], crit, names)
+    local nodes, l, w, nics = one_test(fm, id, by[id], crit, names)
+    for n, ev in pairs(nics) do
+      by_nic[n] = by_nic[n] or {}
+      for _, e in ipairs(ev) do table.insert(by_nic[n], e) end
+    end
     for n, ev in pairs(w) do
       watch[n] = watch[n] or {}
       for _, e in ipairs(ev) do table.insert(watch[n], e) end
@@ -186,13 +213,22 @@ function M.build(fm)
     for _, e in ipairs(l) do links[#links + 1] = e end
   end
   -- R7's low senders, then the bad pairs of one test that name a node
-  -- another test found a suspect (R3 through it all slow, one of its R2
-  -- pairs slow): evidence for that node; the rest are suspect links
+  -- (or on rails a NIC) another test found a suspect (R3 through it all
+  -- slow, one of its R2 pairs slow): evidence for it; the rest are
+  -- suspect links
   for _, e in ipairs(incast(fm, crit)) do links[#links + 1] = e end
   local rest = {}
   for _, e in ipairs(links) do
-    local n = by_node[e.a] and e.a or (by_node[e.b] and e.b)
-    if n then table.insert(by_node[n], e) else rest[#rest + 1] = e end
+    local x, y = e.na or e.a, e.nb or e.b
+    local n = by_node[x] and x or (by_node[y] and y)
+    local nic = by_nic[e.a] and e.a or (by_nic[e.b] and e.b)
+    if n then
+      table.insert(by_node[n], e)
+    elseif nic then
+      table.insert(by_nic[nic], e)
+    else
+      rest[#rest + 1] = e
+    end
   end
   links = rest
   local a = { suspects = {}, flaky = {},
@@ -208,12 +244,22 @@ function M.build(fm)
         text = ("node %s: every pair through it is bad: %s"):format(n, table.concat(parts, "; ")) }
     end
   end
+  for _, n in ipairs((fm.pairs or {}).devices and fm.pairs.names or {}) do
+    local ev = by_nic[n]
+    if ev then
+      local parts = {}
+      for _, e in ipairs(ev) do parts[#parts + 1] = M.evidence_text(e) end
+      a.suspects[#a.suspects + 1] = { kind = "nic", name = n, evidence = ev,
+        text = ("NIC %s: every pair through it is bad, not every pair through its node: %s")
+          :format(n, table.concat(parts, "; ")) }
+    end
+  end
   -- one link named once (both directions, several tests)
   local link_idx = {}
   for _, e in ipairs(links) do
     local x, y = e.a, e.b
     if x > y then x, y = y, x end
-    local name = x .. "-" .. y
+    local name = x .. (e.dev and " <-> " or "-") .. y
     if not link_idx[name] then
       link_idx[name] = { kind = "link", name = name, evidence = {} }
       a.suspects[#a.suspects + 1] = link_idx[name]
@@ -317,7 +363,7 @@ function M.flaky_nodes(fm)
         order[#order + 1] = n
       end
       table.insert(by[n].cells, { id = r.id, cell = model.cell_key(r),
-        pair = r.pair and (r.pair[1] .. "->" .. r.pair[2]) or nil, reason = r.flaky })
+        pair = require("strata.fleet.plan").pair_label(r), reason = r.flaky })
     end
   end
   table.sort(order)

@@ -133,15 +133,23 @@ local function info_of(r) return require("strata.model").test_info(r) end
 
 -- Pair records as the pair matrix's cells: key "id|a|b" -> { id, a, b,
 -- cells, test, status, reason, value, metric, unit } (a test's cells
--- rolled up, its headline the worst cell), and the sorted test IDs.
+-- rolled up, its headline the worst cell), and the sorted test IDs.  On
+-- rails (a record's pair_devices) a and b are the ends "node:device",
+-- na and nb the nodes, dev the devices, rail "same" or "cross".
 local function pair_cells(recs, fm)
   local cells, tests, by = {}, {}, {}
+  local endpoint = require("strata.fleet.plan").endpoint
   for _, r in ipairs(recs) do
-    local pr = r.pair or {}
-    local a, b = pr[1] or r.node, pr[2] or "?"
+    local pr, dv = r.pair or {}, r.pair_devices or {}
+    local na, nb = pr[1] or r.node, pr[2] or "?"
+    local a, b = endpoint(na, dv[1]), endpoint(nb, dv[2])
     local key = r.id .. "|" .. a .. "|" .. b
     if not by[key] then
       by[key] = { id = r.id, a = a, b = b, cells = {} }
+      if r.pair_devices then
+        local e = by[key]
+        e.na, e.nb, e.dev, e.rail = na, nb, { dv[1], dv[2] }, r.rail
+      end
       if not tests[r.id] then
         tests[r.id] = true
         tests[#tests + 1] = r.id
@@ -363,6 +371,62 @@ local function outliers(fm)
   end
 end
 
+-- On rails the matrix's rows and columns are the ends "node:device"
+-- (node order, then device name), p.nodes the nodes, p.devices the
+-- devices seen, p.by_rail the same- and cross-rail summary.
+local function rail_names(p, criteria)
+  local devs, seen = {}, {}
+  for _, e in pairs(p.cells) do
+    for _, d in ipairs(e.dev or {}) do
+      if not seen[d] then
+        seen[d] = true
+        devs[#devs + 1] = d
+      end
+    end
+  end
+  if #devs == 0 then return end
+  table.sort(devs)
+  local names = {}
+  for _, n in ipairs(p.names) do
+    for _, d in ipairs(devs) do names[#names + 1] = n .. ":" .. d end
+  end
+  p.nodes, p.names, p.devices = p.names, names, devs
+  p.by_rail = M.rail_summary(p.cells, criteria)
+end
+
+-- Same rail and cross rail apart, per pair test: { {id, rail, pairs, bad
+-- (FAIL/ERROR), median, worst, metric, unit} }, sorted by test then rail.
+function M.rail_summary(cells, criteria)
+  local by, order = {}, {}
+  for _, e in pairs(cells) do
+    if e.rail then
+      local k = e.id .. "|" .. e.rail
+      if not by[k] then
+        by[k] = { id = e.id, rail = e.rail, pairs = 0, bad = 0, vals = {},
+                  metric = e.metric, unit = e.unit }
+        order[#order + 1] = k
+      end
+      local x = by[k]
+      x.pairs = x.pairs + 1
+      if e.status == "FAIL" or e.status == "ERROR" then x.bad = x.bad + 1 end
+      if type(e.value) == "number" and e.status ~= "ERROR" then x.vals[#x.vals + 1] = e.value end
+    end
+  end
+  table.sort(order)
+  local out = {}
+  for _, k in ipairs(order) do
+    local x = by[k]
+    x.median = median(x.vals)
+    table.sort(x.vals)
+    local dir = require("strata.model").better(criteria, x.metric, x.unit, x.id) == false
+      and "max" or "min"
+    x.worst = dir == "max" and x.vals[#x.vals] or x.vals[1]
+    x.vals = nil
+    out[#out + 1] = x
+  end
+  return out
+end
+
 -- the pair matrix: a (drives) x b (agent) per pair test, aggregated
 -- over its cells, with its headline (the worst cell)
 local function pair_matrix(fm, pair_recs, confirm_recs)
@@ -371,6 +435,7 @@ local function pair_matrix(fm, pair_recs, confirm_recs)
     for _, n in ipairs(fm.nodes) do p.names[#p.names + 1] = n.name end
     p.cells, p.tests = pair_cells(pair_recs, fm)
     p.confirm = pair_cells(confirm_recs, fm)
+    rail_names(p, fm.criteria)
     fm.pairs = #p.tests > 0 and p or nil
   end
 end
@@ -464,7 +529,7 @@ local function lowest_failed(fm, pair_recs, incast_recs)
   for _, r in ipairs(pair_recs) do
     if r.status == "FAIL" or r.status == "ERROR" then
       fm.lowest_failed = lower(fm.lowest_failed, { layer = r.layer, id = r.id,
-        status = r.status, node = (r.pair or {})[1] and (r.pair[1] .. "->" .. r.pair[2]) or r.node })
+        status = r.status, node = require("strata.fleet.plan").pair_label(r) or r.node })
     end
   end
   for _, r in ipairs(incast_recs) do

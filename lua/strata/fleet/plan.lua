@@ -108,6 +108,58 @@ function M.pairs(names, how, max)
   return out
 end
 
+-- The rails: the device names of site.rdma.devices when it lists two or
+-- more (one site file for the fleet, so every node is taken to have the
+-- same devices), else nil and pairs run node to node on site.rdma.device
+-- as before.  Device i of one node and device i of another share rail i.
+function M.rails(rdma)
+  local devs, seen = {}, {}
+  for _, d in ipairs((rdma or {}).devices or {}) do
+    local name = type(d) == "table" and d.device or d
+    if type(name) == "string" and not seen[name] then
+      seen[name] = true
+      devs[#devs + 1] = name
+    end
+  end
+  return #devs > 1 and devs or nil
+end
+
+-- Each node pair {a, b} as per-device pairs {a, b, dev = {da, db},
+-- rail = "same"|"cross"}: device i to device i (same rail), and with
+-- cross every i -> j too (site.fleet.pairs.cross_rail).  Without rails,
+-- or a pair that already names its devices (a confirmation), unchanged.
+function M.rail_pairs(list, devs, cross)
+  if not devs then return list end
+  local out = {}
+  for _, p in ipairs(list) do
+    if p.dev then
+      out[#out + 1] = p
+    else
+      for i, da in ipairs(devs) do
+        for j, db in ipairs(devs) do
+          if i == j or cross then
+            out[#out + 1] = { p[1], p[2], dev = { da, db }, rail = i == j and "same" or "cross" }
+          end
+        end
+      end
+    end
+  end
+  return out
+end
+
+-- The name of one end of a pair: the node, or "node:device" on a rail.
+function M.endpoint(node, dev)
+  return dev and (node .. ":" .. dev) or node
+end
+
+-- A pair record's pair as text, "g1->g2" or on rails "g1:rxe1->g2:rxe1"
+-- (nil for a record of no pair).
+function M.pair_label(r)
+  if not (r.pair and r.pair[1]) then return nil end
+  local d = r.pair_devices or {}
+  return M.endpoint(r.pair[1], d[1]) .. "->" .. M.endpoint(r.pair[2] or "?", d[2])
+end
+
 -- The pair modes: ring, all (strata.fleet.plan.pairs) and phased
 -- (strata.fleet.phased).  A mode that is none of them is a usage error
 -- naming where it came from.

@@ -7,6 +7,7 @@ local toolkit = require "strata.report.sheet"
 local common = require "strata.report.common"
 local diag = require "strata.fleet.report_diag"
 local config = require "strata.fleet.config"
+local plan = require "strata.fleet.plan"
 
 local M = {}
 local fmt = common.fmt
@@ -63,6 +64,11 @@ function M.summary_text(fm)
           end
         end
       end
+    end
+    for _, x in ipairs(fm.pairs.by_rail or {}) do
+      p(("%s %s rail: %d pairs, %d FAIL/ERROR, %s median %s, worst %s"):format(x.id, x.rail,
+        x.pairs, x.bad, x.metric or "headline", x.median and fmt(x.median) or "-",
+        x.worst and fmt(x.worst) or "-"))
     end
   end
   out[#out + 1] = diag.text(fm):sub(1, -2)
@@ -180,13 +186,15 @@ function M.json_doc(fm)
   if fm.pairs then
     for _, e in pairs(fm.pairs.cells) do
       pairs_[#pairs_ + 1] = { id = e.id, from = e.a, to = e.b, status = e.status,
-                              metric = e.metric, value = e.value, reason = e.reason }
+                              metric = e.metric, value = e.value, reason = e.reason,
+                              rail = e.rail }
     end
     table.sort(pairs_, function(a, b) return a.id .. a.from .. a.to < b.id .. b.from .. b.to end)
   end
   local results = {}
   for _, r in ipairs(fm.results) do
-    results[#results + 1] = { node = r.node, phase = r.phase, pair = r.pair, id = r.id,
+    results[#results + 1] = { node = r.node, phase = r.phase, pair = r.pair,
+                              pair_devices = r.pair_devices, rail = r.rail, id = r.id,
                               layer = r.layer, cell = r.cell, status = r.status,
                               reason = r.reason, metrics = r.metrics, checks = r.checks,
                               try = r.try, tries = r.tries, superseded = r.superseded,
@@ -201,7 +209,7 @@ function M.json_doc(fm)
            strata = fm.run.version, kind = "fleet", verdict = fm.verdict,
            lowest_failed = fm.lowest_failed, fleet = fm.run.fleet,
            started = fm.run.started, outlier_ratio = fm.ratio, nodes = nodes,
-           pairs = pairs_, incast = fm.incast and fm.incast.receiver or nil, s3 = s3,
+           pairs = pairs_, rails = fm.pairs and fm.pairs.by_rail, incast = fm.incast and fm.incast.receiver or nil, s3 = s3,
            outliers = fm.outliers, orchestration = fm.overhead, results = results,
            attribution = diag.json(fm), baseline = diag.baseline_rows(fm),
            s3_clients = diag.s3_clients(fm), configuration = config.json(fm) })
@@ -224,7 +232,7 @@ function M.junit_text(fm)
       local label = require("strata.verdict").label(r.params, r.cell)
       table.insert(by_key[key].cases, {
         name = r.id .. (label ~= "" and ("[" .. label .. "]") or "")
-          .. (r.pair and (" " .. r.pair[1] .. "->" .. r.pair[2]) or ""),
+          .. (r.pair and (" " .. plan.pair_label(r)) or ""),
         classname = r.node .. "." .. (r.layer or "?") .. "." .. r.id,
         status = r.status, reason = r.reason, time = r.duration_s,
         checks = common.failed_checks(r), metrics = r.metrics, notes = r.notes })

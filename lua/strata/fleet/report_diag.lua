@@ -112,7 +112,7 @@ function M.write_attribution(ctx, fm, sheet, header)
       end
       local sp = x.spread or {}
       ws:write(r, 0, x.node, F.key)
-      ws:write(r, 1, x.pair and (x.pair[1] .. "->" .. x.pair[2]) or "", F.text)
+      ws:write(r, 1, require("strata.fleet.plan").pair_label(x) or "", F.text)
       ws:write(r, 2, x.id, F.text)
       ws:write(r, 3, require("strata.verdict").label(x.params, x.cell), F.text)
       ws:write(r, 4, x.status, F.status[x.status] or F.text)

@@ -90,6 +90,7 @@ local function step(st, tasks)
     rec.node = t.node
     rec.phase = t.phase
     rec.pair = t.pair
+    rec.pair_devices, rec.rail = t.pair_devices, t.rail
     return rec
   end
   local function node_error(t, reason)
@@ -298,43 +299,85 @@ function M.tries(o)
   return math.tointeger(n), o["repeat"] and "repeat" or "until_pass"
 end
 
+-- The worst of a node pair's per-rail outcomes per test (a FAIL or
+-- ERROR rail, else the lowest headline): phased admits a node only when
+-- every rail to it is good.
+local RANK = { ERROR = 4, FAIL = 3, WARN = 2 }
+local function worst_of(outs)
+  local w = {}
+  for _, o in ipairs(outs) do
+    for id, x in pairs(o) do
+      local y = w[id]
+      local rx, ry = RANK[x.status] or 0, y and (RANK[y.status] or 0)
+      if not y or rx > ry or (rx == ry and type(x.value) == "number"
+          and type(y.value) == "number"
+          and (x.dir == "max" and x.value > y.value or x.dir ~= "max" and x.value < y.value)) then
+        w[id] = x
+      end
+    end
+  end
+  return w
+end
+
+-- One pair's step: site.rdma.device and the far end's device set to the
+-- pair's rail devices when it has them.
+local function pair_task(c, p, phase)
+  local a, b = p[1], p[2]
+  local site = deepcopy(c.base_site)
+  site.rdma = site.rdma or {}
+  site.rdma.peer = "fleet-" .. b
+  c.peer_site(site, { ["fleet-" .. b] = b })
+  local extra = { pair = { a, b } }
+  if p.dev then
+    site.rdma.device = p.dev[1]
+    site.peers["fleet-" .. b].device = p.dev[2]
+    extra.pair_devices, extra.rail = p.dev, p.rail
+  end
+  return { node = a, phase = phase, pair = { a, b }, pair_devices = p.dev, rail = p.rail,
+           work = c.work(a, "pair", c.tests, site, extra) }
+end
+
 -- The pair rungs between node pairs, in rounds of disjoint pairs, each
 -- pair driven from its first node against the second's agent (a dead
--- agent: the pair's rows ERROR, saying so).  c: agents, base_site, tests,
--- work, peer_site, crit.  Returns measure(list, phase) -> label ->
--- outcome per test (strata.fleet.phased.outcome): phased decides its next
--- pairs from them, the confirmation re-measures with phase "confirm".
+-- agent: the pair's rows ERROR, saying so); on rails (c.rails) each node
+-- pair runs once per device pair (strata.fleet.plan.rail_pairs).  c:
+-- agents, base_site, tests, work, peer_site, crit, rails, cross.  Returns
+-- measure(list, phase) -> "a->b" -> outcome per test
+-- (strata.fleet.phased.outcome, the worst rail's): phased decides its
+-- next pairs from them, the confirmation re-measures with phase "confirm".
 local function pair_measure(st, c)
   return function(list, phase)
-    local outs = {}
-    for _, round in ipairs(plan.rounds(list)) do
+    local by_label = {}
+    for _, round in ipairs(plan.rounds(plan.rail_pairs(list, c.rails, c.cross))) do
       if st.interrupted then break end
       local tasks, recs = {}, {}
       for _, p in ipairs(round) do
         local a, b = p[1], p[2]
-        local label = a .. "->" .. b
-        recs[label] = {}
         if c.agents[b].dead then
+          local rs = {}
           for _, t in ipairs(c.tests) do
             local r = M.synthetic_result(t, a, phase, "ERROR",
                         ("no far end on %s: %s"):format(b, c.agents[b].dead), { a, b })
+            r.pair_devices, r.rail = p.dev, p.rail
             st.j:write(r)
-            table.insert(recs[label], r)
+            rs[#rs + 1] = r
           end
+          recs[#recs + 1] = { label = a .. "->" .. b, recs = rs }
         else
-          local site = deepcopy(c.base_site)
-          site.rdma = site.rdma or {}
-          site.rdma.peer = "fleet-" .. b
-          c.peer_site(site, { ["fleet-" .. b] = b })
-          tasks[#tasks + 1] = { node = a, phase = phase, pair = { a, b },
-                                work = c.work(a, "pair", c.tests, site, { pair = { a, b } }),
-                                label = label }
+          local t = pair_task(c, p, phase)
+          t.label = a .. "->" .. b
+          tasks[#tasks + 1] = t
+          recs[#recs + 1] = t
         end
       end
       if #tasks > 0 then step(st, tasks) end
-      for _, t in ipairs(tasks) do recs[t.label] = t.recs end
-      for label, rs in pairs(recs) do outs[label] = phased.outcome(rs, c.crit) end
+      for _, t in ipairs(recs) do
+        by_label[t.label] = by_label[t.label] or {}
+        table.insert(by_label[t.label], phased.outcome(t.recs, c.crit))
+      end
     end
+    local outs = {}
+    for label, list_ in pairs(by_label) do outs[label] = worst_of(list_) end
     return outs
   end
 end
@@ -354,7 +397,7 @@ local function confirm(st, measure, jpath, pf)
       local k = e.a .. "|" .. e.b
       if not e.cell and not seen[k] then
         seen[k] = true
-        list[#list + 1] = { e.a, e.b }
+        list[#list + 1] = { e.na or e.a, e.nb or e.b, dev = e.dev, rail = e.rail }
       end
     end
   end
@@ -635,7 +678,8 @@ function M.main(o, paths, argv)
   end
   local peer_site = peer_sites(agents, fl)
   local measure = pair_measure(st, { agents = agents, base_site = base_site,
-    tests = phases.pair, work = work, peer_site = peer_site, crit = crit })
+    tests = phases.pair, work = work, peer_site = peer_site, crit = crit,
+    rails = plan.rails(s.site.rdma), cross = (fl.pairs or {}).cross_rail == true })
   pair_rungs(st, o, names, phases, roles, measure, fcrit, fl, j)
   incast_rung(st, names, phases, roles, work, base_site, agents, peer_site, fl)
   -- the suspects of the pairs and R7 so far: their pairs measured again

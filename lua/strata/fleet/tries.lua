@@ -1,14 +1,15 @@
 -- strata.fleet.tries: the tries of a fleet cell (`--repeat N`,
 -- `--until-pass N`).  The runner journals every try as its own record
 -- (try = k, tries = N); here the tries of one cell (node, phase, pair,
--- test, cell) become one cell: the last try stands for it, the earlier
+-- its devices on rails, test, cell) become one cell: the last try stands for it, the earlier
 -- ones are kept (superseded) with their figures, and a cell whose tries
 -- both failed and passed is FLAKY: its own status, never a PASS.
 local M = {}
 
 local function key(r)
   return table.concat({ r.node or "", r.phase or "",
-                        r.pair and table.concat(r.pair, ">") or "", r.id,
+                        r.pair and table.concat(r.pair, ">") or "",
+                        r.pair_devices and table.concat(r.pair_devices, ">") or "", r.id,
                         tostring(r.cell_index or 0) }, "|")
 end
 

@@ -14,7 +14,7 @@ function M.write(ctx, fm)
   for _, x in ipairs(fm.results) do
     ws:write(r, 0, x.node, F.key)
     ws:write(r, 1, x.phase or "", F.text)
-    ws:write(r, 2, x.pair and (x.pair[1] .. "->" .. x.pair[2]) or "", F.text)
+    ws:write(r, 2, require("strata.fleet.plan").pair_label(x) or "", F.text)
     ws:write(r, 3, x.id, F.text)
     ws:write(r, 4, require("strata.verdict").label(x.params, x.cell), F.text)
     ws:write(r, 5, x.status, F.for_status(x.status))

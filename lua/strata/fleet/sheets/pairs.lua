@@ -1,6 +1,7 @@
 -- strata.fleet.sheets.pairs: the fleet workbook's Pairs sheet: per pair test
 -- the node x node matrix (row drives, column's agent is the far end; the
--- worst cell's headline), then every pair as a row.
+-- worst cell's headline; on rails the rows and columns are "node:device"),
+-- the same- and cross-rail summary on rails, then every pair as a row.
 local sheet = require "strata.report.sheet"
 local fmt = require("strata.report.common").fmt
 
@@ -40,9 +41,12 @@ function M.write(ctx, fm)
     end
     r = r + 1
   end
+  if p.by_rail then r = M.rails(ws, F, p, r) end
   ws:write(r, 0, "Pairs", F.h2)
   r = r + 1
-  sheet.header(ws, F, r, { "Test", "From", "To", "Status", "Metric", "Value", "Reason" })
+  local cols = { "Test", "From", "To", "Status", "Metric", "Value", "Reason" }
+  if p.by_rail then cols[#cols + 1] = "Rail" end
+  sheet.header(ws, F, r, cols)
   r = r + 1
   local keys = {}
   for k in pairs(p.cells) do keys[#keys + 1] = k end
@@ -56,9 +60,31 @@ function M.write(ctx, fm)
     ws:write(r, 4, e.metric or "", F.text)
     ws:write(r, 5, e.value, F.num)
     ws:write(r, 6, e.reason or "", F.wrap)
+    if p.by_rail then ws:write(r, 7, e.rail or "", F.text) end
     r = r + 1
   end
   ws:set_column(6, 6, 70)
+end
+
+-- On rails: same rail (device i to device i) and cross rail apart, per
+-- test (strata.fleet.model.rail_summary).  Returns the next row.
+function M.rails(ws, F, p, r)
+  ws:write(r, 0, "Rails: same rail = device i to device i of the other node, cross rail = "
+    .. "device i to device j", F.h2)
+  r = r + 1
+  sheet.header(ws, F, r, { "Test", "Rail", "Pairs", "FAIL/ERROR", "Metric", "Median", "Worst" })
+  r = r + 1
+  for _, x in ipairs(p.by_rail) do
+    ws:write(r, 0, x.id, F.text)
+    ws:write(r, 1, x.rail, F.text)
+    ws:write(r, 2, x.pairs, F.num)
+    ws:write(r, 3, x.bad, F.num)
+    ws:write(r, 4, (x.metric or "") .. (x.unit and (" (" .. x.unit .. ")") or ""), F.text)
+    ws:write(r, 5, x.median, F.num)
+    ws:write(r, 6, x.worst, F.num)
+    r = r + 1
+  end
+  return r + 1
 end
 
 return M
