@@ -4,12 +4,9 @@
 -- (fleet_golden [fleet] does the same on the bed's guests for real.)
 local config = require "strata.fleet.config"
 local sf = require "strata.site.fleet"
-local fails = 0
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 local function eq(got, want, what)
-  if got ~= want then
-    fails = fails + 1
-    io.stderr:write(("FAIL %s: got %s, want %s\n"):format(what, tostring(got), tostring(want)))
-  end
+  check(got == want, "%s: got %s, want %s", what, tostring(got), tostring(want))
 end
 
 local function h4(mtu, golden_row)
@@ -60,6 +57,6 @@ eq(by["host.cpus"].from, "all 3 nodes; /sys/devices/system/cpu/online: 0", "shar
 eq(by["s3.endpoint"].todo, "the endpoint", "TODO once")
 eq(by["golden.nics"].value[1].mtu, 1500, "golden from the majority")
 eq(by["golden.nics"].from:match("DIFFERS: (.*)$"), "g2 eth0.mtu 1280 (majority 1500)", "difference named")
-if fails > 0 then return 1 end
+if check.n > 0 then return 1 end
 print("config_test: ok")
 return 0

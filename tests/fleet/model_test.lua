@@ -9,11 +9,7 @@ local plan = require "strata.fleet.plan"
 local report = require "strata.fleet.report"
 local cjson = require "cjson"
 
-local fails = 0
-local function check(c, what)
-  print((c and "ok   " or "FAIL ") .. what)
-  if not c then fails = fails + 1 end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")()
 
 local dir = assert(arg[1], "usage: model_test.lua FIXTURES OUTDIR")
 local out = assert(arg[2], "usage: model_test.lua FIXTURES OUTDIR")
@@ -399,5 +395,5 @@ check(rows:find("'Attribution', 'Heatmap', 'Baseline'", 1, true) ~= nil
       and rows:find("('B01', 's3', None, 'get.gbps', 3)", 1, true) ~= nil,
       "Attribution, Heatmap and Baseline sheets; B01 get.gbps over 3 nodes: " .. rows)
 
-print(fails .. " failed")
-os.exit(fails == 0 and 0 or 1)
+print(check.n .. " failed")
+os.exit(check.n == 0 and 0 or 1)

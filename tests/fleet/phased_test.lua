@@ -9,11 +9,7 @@ local journal = require "strata.journal"
 local fmodel = require "strata.fleet.model"
 local cjson = require "cjson"
 
-local fails = 0
-local function check(c, what)
-  print((c and "ok   " or "FAIL ") .. what)
-  if not c then fails = fails + 1 end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")()
 local dir = assert(arg[1], "usage: phased_test.lua FIXTURES OUTDIR")
 local out = assert(arg[2], "usage: phased_test.lua FIXTURES OUTDIR")
 
@@ -167,4 +163,4 @@ local txt = require("strata.fleet.report").summary_text(fm)
 check(txt:find("phased pairs: 3 (all pairs: 3); 2 admitted, 1 refused", 1, true)
       and txt:find("refused g2: ", 1, true),
       "summary text: " .. (txt:match("phased[^\n]*") or "none"))
-os.exit(fails == 0 and 0 or 1)
+os.exit(check.n == 0 and 0 or 1)

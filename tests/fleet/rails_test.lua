@@ -14,11 +14,7 @@ local plan = require "strata.fleet.plan"
 local report = require "strata.fleet.report"
 local cjson = require "cjson"
 
-local fails = 0
-local function check(c, what)
-  print((c and "ok   " or "FAIL ") .. what)
-  if not c then fails = fails + 1 end
-end
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")()
 local dir = assert(arg[1], "usage: rails_test.lua FIXTURES OUTDIR")
 local out = assert(arg[2], "usage: rails_test.lua FIXTURES OUTDIR")
 
@@ -148,8 +144,8 @@ fm = fmodel.build(journal.read(dir .. "/" .. HELD))
 check(fm.pairs.by_rail == nil and fm.pairs.devices == nil and fm.pairs.cells["R3|g1|g2"],
       "one device: keys and names per node, no rail summary")
 
-if fails > 0 then
-  print(fails .. " failed")
+if check.n > 0 then
+  print(check.n .. " failed")
   os.exit(1)
 end
 print("all passed")

@@ -5,12 +5,9 @@
 -- selectors).  No NIC here answers DCB netlink (virtio_net, veth), so the
 -- live readings are "not present" (site_Golden checks that on this host).
 local d = require "strata.site.discover"
-local fails = 0
+local check = dofile(arg[0]:match("^(.*)/") .. "/../lib/check.lua")({ quiet = true })
 local function eq(got, want, what)
-  if got ~= want then
-    fails = fails + 1
-    io.stderr:write(("FAIL %s: got %s, want %s\n"):format(what, tostring(got), tostring(want)))
-  end
+  check(got == want, "%s: got %s, want %s", what, tostring(got), tostring(want))
 end
 
 local man = "pfc-cap 8 macsec-bypass off delay 4096\n"
@@ -50,6 +47,6 @@ local s = d.settings(facts)
 eq(#s, 2, "settings")
 eq(s[1].key, "kernel", "settings order")
 eq(s[2].key, "nics.eth0.mtu", "settings key")
-if fails > 0 then return 1 end
+if check.n > 0 then return 1 end
 print("golden_test: ok")
 return 0
