@@ -620,18 +620,27 @@ local function finish(st, o, j, jpath, xlsx, acting, t_start)
                                              run = { interrupted = st.interrupted } }
 end
 
-function M.main(o, paths, argv)
-  if o.fleet ~= "slurm" then
-    error(require("strata.args").usage_error(
-      ("--fleet %s: the scheduler must be slurm or k8s"):format(tostring(o.fleet))), 0)
-  end
+-- The specs, site and criteria every node gets, and the tests --only
+-- keeps: s, order; nil when --only keeps none (said on stderr: exit 2).
+-- Both launchers (Slurm here, k8s/fleet.lua) start from it.
+function M.load_plan(o, paths)
   local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
                          profile = o.profile, set = o.set, fleet = true }
   local order = runner.plan(s.tests, s.by_id, o.only)
   if #order == 0 then
     io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
-    return 2
+    return nil
   end
+  return s, order
+end
+
+function M.main(o, paths, argv)
+  if o.fleet ~= "slurm" then
+    error(require("strata.args").usage_error(
+      ("--fleet %s: the scheduler must be slurm or k8s"):format(tostring(o.fleet))), 0)
+  end
+  local s, order = M.load_plan(o, paths)
+  if not s then return 2 end
   local tries, try_mode = M.tries(o)
   local ok, alloc = pcall(slurm.allocation)
   if not ok then

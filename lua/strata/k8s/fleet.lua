@@ -15,9 +15,7 @@
 -- are the runner Job's (strata k8s runner); here they are SKIP, saying so.
 local cjson = require "cjson"
 local core = require "strata.core"
-local setup = require "strata.setup"
 local fleetrun = require "strata.fleet.run"
-local runner = require "strata.runner"
 local journal = require "strata.journal"
 local redact = require "strata.redact"
 local api = require "strata.k8s.api"
@@ -160,13 +158,8 @@ local function finish(cfg, k, o, run, jpath, xlsx, modes, sevm)
 end
 
 function M.main(o, paths, argv)
-  local s = setup.load { paths = paths, site = o.site, thresholds = o.thresholds,
-                         profile = o.profile, set = o.set, fleet = true }
-  local order = runner.plan(s.tests, s.by_id, o.only)
-  if #order == 0 then
-    io.stderr:write("strata: no test matches ", table.concat(o.only or {}, ", "), "\n")
-    return 2
-  end
+  local s, order = fleetrun.load_plan(o, paths)
+  if not s then return 2 end
   local k = type(s.site.k8s) == "table" and s.site.k8s or nil
   if not k or not k.image then
     error(require("strata.args").usage_error(
