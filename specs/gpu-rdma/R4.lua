@@ -3,7 +3,9 @@
 -- figure for the same cell; the sheet's table is size | QPs | host | GPU |
 -- diff %.  GPU memory is exported by the cuda family as a dma-buf and
 -- registered with ibv_reg_dmabuf_mr; where CUDA, a GPU or dma-buf
--- registration is absent the cell is SKIP with the exact reason.
+-- registration is absent the cell is SKIP with the exact reason.  The
+-- GPU is the one on site.rdma.device's rail (lib/verbsite.lua gpu: named
+-- in the site file, else the nearest by PCI path and NUMA node).
 local verbs = require "strata.verbs"
 local vs = require "strata.lib.verbsite"
 
@@ -22,19 +24,11 @@ test {
   headline = "bw_gbps",
   units = { bw_gbps = "Gbit/s", host_bw_gbps = "Gbit/s", diff_pct = "%" },
   run = function(t)
-    local r = t.site.rdma or {}
     local o = vs.bw_cell(t)
     local size, qps = o.size, o.qps
-    local ok, cuda = pcall(require, "strata.cuda")
-    if not ok or not cuda.built() then
-      t.skip("GPU memory: strata was built without CUDA")
-    end
-    local avail, why = cuda.available()
-    if not avail then t.skip("GPU memory: " .. tostring(why)) end
+    local buf <close>, gpu = vs.gpu_memory(t, verbs.buffer_bytes {
+      size = size, qps = qps, max_buffer = o.max_buffer })
     o.peer = vs.peer(t.site)
-    local buf <close> = cuda.alloc { device = r.gpu or 0,
-      size = verbs.buffer_bytes { size = size, qps = qps,
-                                  max_buffer = o.max_buffer } }
     o.memory, o.dmabuf = "cuda", buf:dmabuf()
     local res = verbs.bw(o)
     local host = t.result("R2")
@@ -45,7 +39,8 @@ test {
     return {
       bw_gbps = res.bw_gbps, peak_gbps = res.peak_gbps, host_bw_gbps = hb,
       diff_pct = diff, cpu_pct = res.cpu_pct, msg_rate_mpps = res.msg_rate_mpps,
-      counters = res.counters,
+      counters = res.counters, gpu = gpu.gpu, gpu_bus_id = gpu.gpu_bus_id,
+      gpu_pairing = gpu.gpu_pairing,
     }
   end,
 }

@@ -14,23 +14,18 @@ test {
   headline = "median_us",
   run = function(t)
     local r = t.site.rdma or {}
-    local ok, cuda = pcall(require, "strata.cuda")
-    if not ok or not cuda.built() then
-      t.skip("GPU memory: strata was built without CUDA")
-    end
-    local avail, why = cuda.available()
-    if not avail then t.skip("GPU memory: " .. tostring(why)) end
+    local buf <close>, gpu = vs.gpu_memory(t, verbs.buffer_bytes {
+      size = t.cell.size, qps = 1 })
     local o = vs.local_opts(t.site)
     o.op, o.size, o.iters = "read", t.cell.size, r.lat_iters or 1000
     o.peer = vs.peer(t.site)
-    local buf <close> = cuda.alloc { device = r.gpu or 0,
-      size = verbs.buffer_bytes { size = t.cell.size, qps = 1 } }
     o.memory, o.dmabuf = "cuda", buf:dmabuf()
     local res = verbs.lat(o)
     return {
       min_us = res.min_us, median_us = res.median_us, mean_us = res.mean_us,
       p99_us = res.p99_us, p999_us = res.p999_us, max_us = res.max_us,
       tail_ratio = res.p99_us / res.median_us, counters = res.counters,
+      gpu = gpu.gpu, gpu_bus_id = gpu.gpu_bus_id, gpu_pairing = gpu.gpu_pairing,
     }
   end,
 }

@@ -8,23 +8,10 @@
 -- Site keys: host.max_cross_numa_pairs (default 0); host.root reviews a
 -- tree recorded by tests/host/record_host.sh instead of this host.
 local sys = require "strata.sys"
+local aff = require "strata.lib.affinity"
 
-local function shared_prefix(a, b)
-  local n = 0
-  while a[n + 1] and a[n + 1] == b[n + 1] do n = n + 1 end
-  return n
-end
-
--- the device of list nearest to gpu: same node first, then PCI path
-local function nearest(gpu, list)
-  local best, score = nil, -1
-  for _, d in ipairs(list) do
-    local s = shared_prefix(gpu.path, d.path)
-    if d.numa_node == gpu.numa_node then s = s + 1000 end
-    if s > score then best, score = d, s end
-  end
-  return best
-end
+-- the device of list nearest to a GPU: same node first, then PCI path
+local nearest = aff.nearest
 
 test {
   id = "H2", layer = "host", title = "NUMA locality of GPUs, NICs and NVMe",
@@ -65,6 +52,22 @@ test {
     if #pairs_rows > 0 then
       t.table("GPU pairing", { "gpu", "gpu_node", "nearest_nic", "nic_node",
                                "nearest_nvme", "nvme_node" }, pairs_rows)
+    end
+    -- the GPU each RDMA device's rail uses in R4/R5 (lib/verbsite.lua gpu,
+    -- unless the site file names one)
+    local rails = {}
+    if #by.gpu > 0 then
+      local names = {}
+      for _, d in ipairs(by.rdma) do names[#names + 1] = d.name end
+      local pick = aff.pair_gpus(loc, names)
+      for _, n in ipairs(names) do
+        local p = pick[n]
+        if p then rails[#rails + 1] = { n, p.pci, p.numa_node, p.link, p.why } end
+      end
+    end
+    if #rails > 0 then
+      t.table("GPU per RDMA device (R4/R5)", { "device", "gpu", "gpu_node",
+                                               "link", "why" }, rails)
     end
     -- NVMe per node: the scratch layout advice (one RAID0, or NUMA-local halves)
     local per_node = {}

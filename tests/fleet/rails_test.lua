@@ -139,6 +139,41 @@ check(got:find("('R3', 'cross', 3, 0)", 1, true) and got:find("('R3', 'same', 3,
       and got:find("['cross', 'same']", 1, true),
       "Pairs sheet: the Rails table (same and cross apart), each pair's rail: " .. got)
 
+-- R4 as a pair test (site.fleet.pairs.tests) on rails: each record names
+-- the GPU its near end used (metrics gpu_bus_id, lib/verbsite.lua gpu);
+-- the clean run's R2 records stand in for R4's, given the GPU of each
+-- rail on fixtures/host/two-rail (irdma0 -> 0000:03:00.0, irdma1 ->
+-- 0000:08:00.0, tests/site/affinity_test.lua)
+local GPU = { rxe0 = "0000:03:00.0", rxe1 = "0000:08:00.0" }
+local recs = fleet_journal { { CLEAN, "rxe0", "rxe0", "same" }, { CLEAN, "rxe1", "rxe1", "same" } }
+for _, r in ipairs(recs) do
+  if r.type == "run" then r.fleet.pair_tests = { "R2", "R3", "R4" } end
+  if r.phase == "pair" and r.id == "R2" then
+    r.id = "R4"
+    r.metrics.gpu_bus_id = GPU[r.pair_devices[1]]
+  end
+end
+fm = fmodel.build(recs)
+local e = fm.pairs.cells["R4|g1:rxe1|g2:rxe1"]
+check(e and e.gpu == "0000:08:00.0" and fm.pairs.cells["R4|g1:rxe0|g2:rxe0"].gpu == "0000:03:00.0",
+      "R4 pair cells carry their rail's GPU: " .. tostring(e and e.gpu))
+report.write(fm, { xlsx = out .. "/rails-gpu.xlsx", json = out .. "/rails-gpu.json" })
+f = assert(io.open(out .. "/rails-gpu.json"))
+j = cjson.decode(f:read("a"))
+f:close()
+local gpus = {}
+for _, p in ipairs(j.pairs) do if p.id == "R4" then gpus[p.from] = p.gpu end end
+check(gpus["g2:rxe1"] == "0000:08:00.0" and gpus["g3:rxe0"] == "0000:03:00.0",
+      "JSON pairs: R4's gpu per end")
+py = io.popen(("/usr/bin/python3 -c \"import openpyxl; ws = openpyxl.load_workbook('%s')['Pairs']; "
+  .. "rows = list(ws.iter_rows(values_only=True)); h = [r for r in rows if r[0] == 'Test' and 'GPU' in r][0]; "
+  .. "i = h.index('GPU'); print(sorted(set((r[1], r[i]) for r in rows if r[0] == 'R4' and r[i])))\"")
+  :format(out .. "/rails-gpu.xlsx"))
+got = py:read("a")
+py:close()
+check(got:find("('g1:rxe0', '0000:03:00.0')", 1, true) and got:find("('g1:rxe1', '0000:08:00.0')", 1, true),
+      "Pairs sheet: a GPU column, each R4 pair's GPU: " .. got)
+
 -- one device: no rail fields anywhere
 fm = fmodel.build(journal.read(dir .. "/" .. HELD))
 check(fm.pairs.by_rail == nil and fm.pairs.devices == nil and fm.pairs.cells["R3|g1|g2"],

@@ -41,10 +41,47 @@ class Init(Tmp):
         self.assertRegex(key_line(t, "line_rate_gbps"),
                          r"line_rate_gbps: 400 +# .*/sys/class/infiniband/"
                          r"irdma0/ports/1/rate: 400 Gb/sec \(4X NDR\)$")
-        self.assertIn("    - { device: irdma0, port: 1 }", t)
+        # the rail's GPU for R4/R5: the one on the NIC's NUMA node (the
+        # tree: GPU 0000:01:00.0 and irdma0 on node 0, 0000:81:00.0 on 1)
+        self.assertIn('    - { device: irdma0, gpu: "0000:01:00.0", port: 1 }', t)
+        self.assertRegex(key_line(t, "devices"), r"gpu: the nearest by PCI "
+                         r"path and NUMA node \(H2\): irdma0 PHB node 0$")
         # what the node cannot tell is a TODO with a line saying what
         self.assertRegex(key_line(t, "endpoint"), r"endpoint: TODO +# TODO: ")
         self.assertRegex(key_line(t, "peer"), r"peer: TODO +# TODO: ")
+
+    def test_rails_gpus(self):
+        # fixtures/host/two-rail (constructed, tests/host/make_two_rail.sh):
+        # four E810 ports, each on a PCIe switch with two of the 8 GPUs;
+        # every rail gets the first GPU of its own switch, and a run of H2
+        # on the tree shows the same pairing
+        rail = os.path.join(SRC, "fixtures/host/two-rail")
+        p = init("--root", rail)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for dev, gpu in (("irdma0", "0000:03:00.0"), ("irdma1", "0000:08:00.0"),
+                         ("irdma2", "0000:83:00.0"), ("irdma3", "0000:88:00.0")):
+            self.assertIn('    - { device: %s, gpu: "%s", port: 1 }' % (dev, gpu),
+                          p.stdout)
+        self.assertRegex(key_line(p.stdout, "devices"),
+                         r"irdma0 PXB node 0, irdma1 PXB node 0, irdma2 PXB "
+                         r"node 1, irdma3 PXB node 1$")
+        site = self.path("h2.yaml")
+        open(site, "w").write("host:\n  root: %s\n  max_cross_numa_pairs: 0\n"
+                              % rail)
+        out = self.path("h2.xlsx")
+        r = strata("run", os.path.join(SRC, "specs/host/H2.lua"), "--site", site,
+                   "-o", out, cwd=SRC)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        import openpyxl
+        rows = [x for x in openpyxl.load_workbook(out).worksheets[1]
+                .iter_rows(values_only=True)]
+        at = [i for i, x in enumerate(rows)
+              if x[0] == "GPU per RDMA device (R4/R5)"][0]
+        got = [x[:4] for x in rows[at + 2:at + 6]]
+        self.assertEqual(got, [("irdma0", "0000:03:00.0", 0, "PXB"),
+                               ("irdma1", "0000:08:00.0", 0, "PXB"),
+                               ("irdma2", "0000:83:00.0", 1, "PXB"),
+                               ("irdma3", "0000:88:00.0", 1, "PXB")])
 
     def test_recorded_nvml(self):
         p = init("--root", GPU, "--nvml", NVML)

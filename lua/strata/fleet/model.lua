@@ -135,7 +135,8 @@ local function info_of(r) return require("strata.model").test_info(r) end
 -- cells, test, status, reason, value, metric, unit } (a test's cells
 -- rolled up, its headline the worst cell), and the sorted test IDs.  On
 -- rails (a record's pair_devices) a and b are the ends "node:device",
--- na and nb the nodes, dev the devices, rail "same" or "cross".
+-- na and nb the nodes, dev the devices, rail "same" or "cross"; gpu the
+-- PCI address of the GPU memory R4/R5 used on the near end.
 local function pair_cells(recs, fm)
   local cells, tests, by = {}, {}, {}
   local endpoint = require("strata.fleet.plan").endpoint
@@ -156,6 +157,8 @@ local function pair_cells(recs, fm)
       end
     end
     table.insert(by[key].cells, r)
+    -- R4/R5: the GPU of the rail the pair ran on (lib/verbsite.lua gpu)
+    by[key].gpu = by[key].gpu or (r.metrics or {}).gpu_bus_id
   end
   local crit_by = verdict.by_test(fm.criteria)
   for key, e in pairs(by) do

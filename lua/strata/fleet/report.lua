@@ -187,7 +187,7 @@ function M.json_doc(fm)
     for _, e in pairs(fm.pairs.cells) do
       pairs_[#pairs_ + 1] = { id = e.id, from = e.a, to = e.b, status = e.status,
                               metric = e.metric, value = e.value, reason = e.reason,
-                              rail = e.rail }
+                              rail = e.rail, gpu = e.gpu }
     end
     table.sort(pairs_, function(a, b) return a.id .. a.from .. a.to < b.id .. b.from .. b.to end)
   end

@@ -4,7 +4,9 @@
 --
 -- site.rdma:
 --   device, port, gid_index     the device the tests use (default: first)
---   devices: [{device:, port:}] R1: every expected port (default: all)
+--   devices: [{device:, port:, gpu:}] R1: every expected port (default:
+--                               all); gpu: R4/R5's GPU on that device's rail
+--   gpu                         R4/R5's GPU (a CUDA index or a PCI address)
 --   line_rate_gbps              expected line rate (default: inventory)
 --   max_lat_us                  R3 target (median)
 --   peer: <name>                a key of site.peers (absent: loopback)
@@ -14,6 +16,8 @@
 --   qp_timeout                  RC ACK timeout exponent, or auto (set_qp_timeout)
 -- site.peers.<name>: host, port (18515), device, ib_port, gid_index,
 --   token_env (a variable holding the token) or token_file.
+local aff = require "strata.lib.affinity"
+
 local M = {}
 
 local function rdma(site) return (site and site.rdma) or {} end
@@ -147,6 +151,90 @@ function M.in_list(list, v)
   if not list then return true end
   for _, x in ipairs(list) do if x == v then return true end end
   return false
+end
+
+-- The device names of site.rdma.devices, in order (the rails).
+local function device_names(r)
+  local names = {}
+  for _, e in ipairs(r.devices or {}) do
+    names[#names + 1] = type(e) == "table" and e.device or e
+  end
+  return names
+end
+
+-- The GPU the site names for site.rdma.device: its site.rdma.devices
+-- entry's gpu, else site.rdma.gpu; nil when neither is set.
+local function named_gpu(r)
+  for i, e in ipairs(r.devices or {}) do
+    if type(e) == "table" and e.device == r.device and e.gpu ~= nil then
+      return e.gpu, ("site.rdma.devices[%d].gpu"):format(i)
+    end
+  end
+  if r.gpu ~= nil then return r.gpu, "site.rdma.gpu" end
+end
+
+-- R4/R5's GPU on site.rdma.device (its rail): the one the site names (a
+-- CUDA index or a PCI address, as `strata site init` writes), else the
+-- GPU nearest the device (strata.lib.affinity over sys.locality, each
+-- rail of site.rdma.devices its own GPU), else CUDA device 0.  cdevs:
+-- cuda.devices(); loc: sys.locality() or nil.  Returns the CUDA index,
+-- its PCI address and why; raises (the spec's ERROR, naming the key) when
+-- the named GPU is none CUDA sees.
+function M.gpu(site, cdevs, loc)
+  local r = rdma(site)
+  local by_bus = {}
+  for _, c in ipairs(cdevs) do by_bus[aff.bus_id(c.bus_id) or "?"] = c end
+  local want, key = named_gpu(r)
+  if math.type(want) == "integer" then
+    local c = cdevs[want + 1]
+    if not c then
+      error(("%s: %d, but CUDA sees %d device(s)"):format(key, want, #cdevs), 0)
+    end
+    return c.index, aff.bus_id(c.bus_id), key
+  elseif want ~= nil then
+    local c = by_bus[aff.bus_id(tostring(want)) or "?"]
+    if not c then
+      local seen = {}
+      for _, d in ipairs(cdevs) do seen[#seen + 1] = tostring(d.bus_id) end
+      error(("%s: %s is no GPU CUDA sees here (%s)"):format(key, tostring(want),
+        #seen > 0 and table.concat(seen, ", ") or "none"), 0)
+    end
+    return c.index, aff.bus_id(c.bus_id), key
+  end
+  if loc and r.device then
+    local seen = { devices = {} }
+    for _, d in ipairs(loc.devices or {}) do
+      if d.kind ~= "gpu" or by_bus[d.pci] then table.insert(seen.devices, d) end
+    end
+    local names = device_names(r)
+    if not M.in_list(names, r.device) then names = { r.device } end
+    local p = aff.pair_gpus(seen, names)[r.device]
+    if p then
+      return by_bus[p.pci].index, p.pci, ("nearest to %s: %s"):format(r.device, p.why)
+    end
+  end
+  local c = cdevs[1]
+  return 0, c and aff.bus_id(c.bus_id), ("CUDA device 0 (no PCI path from %s to a GPU)")
+    :format(tostring(r.device or "the default device"))
+end
+
+-- GPU memory of `bytes` for R4/R5 on the GPU of site.rdma.device's rail
+-- (M.gpu), the run noting which GPU and why.  SKIPs (with the reason)
+-- where CUDA, a GPU or its driver is absent.  Returns the buffer (close
+-- it) and { gpu =, gpu_bus_id =, gpu_pairing = } for the result.
+function M.gpu_memory(t, bytes)
+  local ok, cuda = pcall(require, "strata.cuda")
+  if not ok or not cuda.built() then
+    t.skip("GPU memory: strata was built without CUDA")
+  end
+  local avail, why = cuda.available()
+  if not avail then t.skip("GPU memory: " .. tostring(why)) end
+  local host = t.site.host or {}
+  local lok, loc = pcall(require("strata.sys").locality, { root = host.root })
+  local idx, bus, pairing = M.gpu(t.site, cuda.devices(), lok and loc or nil)
+  t.note(("GPU %d (%s): %s"):format(idx, tostring(bus), pairing))
+  return cuda.alloc { device = idx, size = bytes },
+         { gpu = idx, gpu_bus_id = bus, gpu_pairing = pairing }
 end
 
 return M

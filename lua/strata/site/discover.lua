@@ -6,6 +6,7 @@
 -- the ones H1, H2, G1, R1 and S1 use (sys.inventory, sys.locality, NVML,
 -- storage.layout): one view of the node, not a second parser.
 local sys = require "strata.sys"
+local aff = require "strata.lib.affinity"
 
 local M = {}
 
@@ -76,7 +77,7 @@ end
 
 -- The RDMA ports: the first ACTIVE one is the tests' device, every ACTIVE
 -- one is expected ACTIVE (R1), its rate is the line rate (R2).
-local function rdma(out, inv, pre, live)
+local function rdma(out, inv, pre, live, loc)
   local active = {}
   for _, d in ipairs(inv.rdma or {}) do
     for _, p in ipairs(d.ports or {}) do
@@ -94,12 +95,25 @@ local function rdma(out, inv, pre, live)
   add(out, "rdma.port", first.port.port, dir)
   add(out, "rdma.gid_index", "auto", "strata picks the RoCEv2 GID of "
       .. "the port's address at run time (docs/verbs.md)")
-  local list = {}
+  local list, names = {}, {}
   for _, a in ipairs(active) do
     list[#list + 1] = { device = a.dev.name, port = a.port.port }
+    names[#names + 1] = a.dev.name
+  end
+  -- each rail's GPU for R4/R5, as PCI addresses (CUDA's numbering can
+  -- change with CUDA_DEVICE_ORDER; the bus address does not)
+  local pick, why = aff.pair_gpus(loc, names), {}
+  for _, e in ipairs(list) do
+    local p = pick[e.device]
+    if p then
+      e.gpu = p.pci
+      why[#why + 1] = ("%s %s node %s"):format(e.device, p.link, tostring(p.numa_node))
+    end
   end
   add(out, "rdma.devices", list,
-      pre .. "/sys/class/infiniband/*/ports/*/state: every ACTIVE port")
+      pre .. "/sys/class/infiniband/*/ports/*/state: every ACTIVE port"
+      .. (#why > 0 and ("; gpu: the nearest by PCI path and NUMA node (H2): "
+                        .. table.concat(why, ", ")) or ""))
   local r, from = verbs_rate(first.dev.name, first.port.port, live)
   if not r then
     r, from = rate_gbps(first.port.rate), dir .. "/rate: "
@@ -194,7 +208,7 @@ function M.node(opts)
     todo(out, "nccl.busbw_gbs", "R9: expected all-reduce bus bandwidth "
          .. "(GB/s) at the largest size")
   end
-  rdma(out, inv, pre, not root)
+  rdma(out, inv, pre, not root, sys.locality { root = root })
   scratch(out, root)
   todo(out, "s3.endpoint", "the S3/AIStor endpoint, http(s)://host[:port]"
        .. " (or delete the s3 section: the S3 tests SKIP)")

@@ -46,10 +46,14 @@ function M.write(ctx, fm)
   r = r + 1
   local cols = { "Test", "From", "To", "Status", "Metric", "Value", "Reason" }
   if p.by_rail then cols[#cols + 1] = "Rail" end
+  local keys, gpu = {}, false
+  for k, e in pairs(p.cells) do
+    keys[#keys + 1] = k
+    gpu = gpu or e.gpu ~= nil
+  end
+  if gpu then cols[#cols + 1] = "GPU" end
   sheet.header(ws, F, r, cols)
   r = r + 1
-  local keys = {}
-  for k in pairs(p.cells) do keys[#keys + 1] = k end
   table.sort(keys)
   for _, k in ipairs(keys) do
     local e = p.cells[k]
@@ -61,6 +65,7 @@ function M.write(ctx, fm)
     ws:write(r, 5, e.value, F.num)
     ws:write(r, 6, e.reason or "", F.wrap)
     if p.by_rail then ws:write(r, 7, e.rail or "", F.text) end
+    if gpu then ws:write(r, #cols - 1, e.gpu or "", F.text) end
     r = r + 1
   end
   ws:set_column(6, 6, 70)
