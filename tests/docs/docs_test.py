@@ -337,7 +337,7 @@ def free_port():
 
 class Commands(unittest.TestCase):
     """Each page's strata command lines, in page order, in one sandbox per
-    page: specs/ and lab/ of this tree, site.yaml (and SITE, fleet.md's
+    page: specs/, lab/, packaging/ and fixtures/ of this tree, site.yaml (and SITE, fleet.md's
     stand-in) = specs/site.example.yaml, build/strata and strata on PATH =
     the binary under test, /etc/strata/token inside the sandbox.  A journal
     a line names that no earlier line wrote is a host-rung run's."""
@@ -345,7 +345,7 @@ class Commands(unittest.TestCase):
     def sandbox(self):
         d = tempfile.mkdtemp(prefix="strata-docs-cli-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)
-        for name in ("specs", "lab", "packaging"):
+        for name in ("specs", "lab", "packaging", "fixtures"):
             os.symlink(os.path.join(SRC, name), os.path.join(d, name))
         for sub in ("bin", "build", "reports", "etc/strata"):
             os.makedirs(os.path.join(d, sub))
