@@ -6,6 +6,9 @@
 --   a limit:  { min = 10 }  { max = "3 * lat_p50_us" }  { in = { 1, 2 } }
 --             optionally with a WARN band beside the FAIL limit:
 --             { min = 90, warn = { min = 95 } }   (between 90 and 95: WARN)
+--             and optionally the matrix cells it judges (absent or {}:
+--             every cell), each parameter a plain value, a list (in) or
+--             operators: { min = 90, where = { size = { min = 65536 } } }
 --   a group:  { any_of = { { name = <criterion> }, ... } }  (one must hold)
 --             { all_of = { { name = <criterion> }, ... } }  (every one must)
 --             each list item holds one or more named members, which may
@@ -13,7 +16,9 @@
 --
 -- parse() turns that into an entry (the shape thresholds.resolve merges):
 --   limit entry: { metric, ops = { [op] = { value, source } },
---                  warn = { [op] = { value, source } } or nil }
+--                  warn = { [op] = { value, source } } or nil,
+--                  where = { { param, ops = { [op] = { value, source } } },
+--                            ... } or nil (sorted by param) }
 --   group entry: { metric = label, group = "any_of"|"all_of", source,
 --                  members = { entry, ... } }
 -- Every error names file:line (through `fail`, which raises: exit 2).
@@ -55,6 +60,39 @@ local function parse_ops(node, path, at, fail, here)
     ops[op] = { value = v, source = where }
   end
   return ops
+end
+
+-- A limit's where: { param = value | list | { op = value } } into
+-- { { param, ops }, ... } sorted by param; values are plain (a cell's
+-- parameters are numbers and strings, never references).
+local function parse_where(node, path, at, fail, here)
+  if type(node) ~= "table" or (is_list(node) and next(node) ~= nil) then
+    fail(here, "%s.where: expected a mapping of matrix parameters like "
+         .. "{ size: { min: 65536 } }", path)
+  end
+  local out = {}
+  for _, p in ipairs(sorted_keys(node)) do
+    local v, w = node[p], at(node, p) or here
+    if type(p) ~= "string" then
+      fail(w, "%s.where: keys must be matrix parameter names", path)
+    end
+    local ops
+    if type(v) == "table" and not is_list(v) then
+      ops = parse_ops(v, path .. ".where." .. p, at, fail, w)
+    else
+      ops = { [type(v) == "table" and "in" or "eq"] = { value = v, source = w } }
+    end
+    for op, x in pairs(ops) do
+      for _, y in ipairs(op == "in" and x.value or { x.value }) do
+        if type(y) ~= "number" and type(y) ~= "string" then
+          fail(x.source, "%s.where.%s.%s: expected a number or a word, as "
+               .. "a matrix parameter's values are", path, p, op)
+        end
+      end
+    end
+    out[#out + 1] = { param = p, ops = ops }
+  end
+  return out
 end
 
 local function parse_group(name, node, g, path, at, fail, here)
@@ -101,9 +139,12 @@ function M.parse(name, node, at, fail, here, path)
   local g = (node.any_of ~= nil and "any_of")
     or (node.all_of ~= nil and "all_of") or nil
   if g then return parse_group(name, node, g, path, at, fail, here) end
-  local plain, warn = {}, nil
+  local plain, warn, where = {}, nil, nil
   for k, v in pairs(node) do
-    if k ~= "warn" then plain[k] = v end
+    if k ~= "warn" and k ~= "where" then plain[k] = v end
+  end
+  if node.where ~= nil then
+    where = parse_where(node.where, path, at, fail, at(node, "where") or here)
   end
   local ops = parse_ops(plain, path, at, fail, here)
   if node.warn ~= nil then
@@ -119,7 +160,7 @@ function M.parse(name, node, at, fail, here, path)
       end
     end
   end
-  return { metric = name, ops = ops, warn = warn }
+  return { metric = name, ops = ops, warn = warn, where = where }
 end
 
 -- Every metric name an entry judges (members of groups included).

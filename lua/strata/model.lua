@@ -44,6 +44,16 @@ function M.symbol(op, where)
   return o and o[where or "text"] or op
 end
 
+-- The cells a criterion judges, as its text ends: " where qps >= 4, size
+-- >= 65536" from the journal's where ({ {param, op, value}, ... }), or "".
+function M.where_text(where)
+  local parts = {}
+  for _, w in ipairs(where or {}) do
+    parts[#parts + 1] = ("%s %s %s"):format(w.param, M.symbol(w.op, "text"), fmt(w.value))
+  end
+  return #parts > 0 and (" where " .. table.concat(parts, ", ")) or ""
+end
+
 -- --- better ---------------------------------------------------------------
 
 -- Whether a higher value of metric is better: true, false, or nil (only
@@ -103,7 +113,7 @@ end
 function M.criterion(f)
   return { id = f.id, metric = f.metric, op = f.op, value = f.value,
            expr = f.value, ref = f.ref, limit = f.limit, source = f.source,
-           band = f.band, members = f.members }
+           band = f.band, members = f.members, where = f.where }
 end
 
 -- The text a resolved limit adds to a criterion's text: " (= 90)" for a

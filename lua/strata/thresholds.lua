@@ -138,7 +138,8 @@ M.parse_limit = parse_limit
 -- replaces the operators it gives, each with its own warn band.
 local function merge(into, e)
   if e.group or not into or into.group then return e end
-  local m = { metric = e.metric, ops = {}, warn = nil }
+  -- the cells it judges: the later entry's where when it gives one
+  local m = { metric = e.metric, ops = {}, warn = nil, where = e.where or into.where }
   for op, x in pairs(into.ops) do m.ops[op] = x end
   for op, x in pairs(into.warn or {}) do
     m.warn = m.warn or {}
@@ -157,7 +158,7 @@ end
 
 -- A copy of a limit entry (sets change it; the spec's stays as loaded).
 local function copy_limit(e)
-  local c = { metric = e.metric, ops = {}, warn = nil }
+  local c = { metric = e.metric, ops = {}, warn = nil, where = e.where }
   for op, x in pairs(e.ops) do c.ops[op] = x end
   for op, x in pairs(e.warn or {}) do
     c.warn = c.warn or {}
@@ -268,7 +269,8 @@ local function flatten(id, e, by_id, out)
     if x then
       local limit = parse_limit(x.value, by_id)
       local c = model.criterion { id = id, metric = e.metric, op = op,
-        value = x.value, ref = limit.ref, limit = limit, source = x.source }
+        value = x.value, ref = limit.ref, limit = limit, source = x.source,
+        where = e.where and #e.where > 0 and e.where or nil }
       local w = e.warn and e.warn[op]
       if w then
         local wl = parse_limit(w.value, by_id)
@@ -297,7 +299,7 @@ function M.records(list)
   local out = {}
   for i, c in ipairs(list) do
     out[i] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
-               ref = c.ref, text = c.text, source = c.source,
+               ref = c.ref, text = c.text, source = c.source, where = M.where_records(c.where),
                warn = c.warn and M.records({ c.warn })[1] or nil,
                members = c.members and M.records(c.members) or nil }
   end
@@ -334,8 +336,9 @@ function M.resolve(tests, by_id, file_crit, sets)
   -- what each test is known to report: its units, headline and the
   -- metrics its criteria name (a bare name in a limit must be one)
   -- (or a name its spec file spells: a spec reports { name = ... })
-  local declared, sources = {}, {}
+  local declared, sources, params = {}, {}, {}
   for _, t in ipairs(tests) do
+    params[t.id] = t.params or {}
     local d = {}
     for k in pairs(t.units or {}) do d[k] = true end
     if t.headline then d[t.headline] = true end
@@ -368,6 +371,7 @@ function M.resolve(tests, by_id, file_crit, sets)
                    .. "not a pattern", c.id, c.metric, parent.metric, parent.op)
       end
       M.validate(c, declared[c.id])
+      M.validate_where(c, params[c.id])
     end
   end)
   for _, c in ipairs(list) do M.set_text(c) end
@@ -376,6 +380,35 @@ end
 
 local function is_number(v)
   return math.type(v) ~= nil and v == v
+end
+
+-- A where must name the test's own matrix parameters (a typo would judge
+-- no cell at all).  Raises file:line (exit 2).
+function M.validate_where(c, params)
+  for _, w in ipairs(c.where or {}) do
+    local known = false
+    for _, p in ipairs(params or {}) do known = known or p == w.param end
+    if not known then
+      local _, x = next(w.ops)
+      spec.error(x.source, "%s.%s.where: '%s' is not a matrix parameter of %s (%s)",
+                 c.id, c.metric, w.param, c.id, #(params or {}) > 0
+                 and ("its parameters: " .. table.concat(params, ", "))
+                 or "it has no matrix")
+    end
+  end
+end
+
+-- A where as the journal keeps it: { { param, op, value }, ... }.
+function M.where_records(where)
+  if not where then return nil end
+  local out = {}
+  for _, w in ipairs(where) do
+    for _, op in ipairs { "eq", "in", "max", "min", "ne" } do
+      local x = w.ops[op]
+      if x then out[#out + 1] = { param = w.param, op = op, value = x.value } end
+    end
+  end
+  return out
 end
 
 -- What `check` (and every run) refuses before anything runs: a limit the
@@ -478,7 +511,12 @@ function M.text(c)
   else
     rhs = fmt_value(l.value)
   end
-  return ("%s %s %s"):format(c.metric, SYM(c.op), rhs)
+  return ("%s %s %s%s"):format(c.metric, SYM(c.op), rhs, M.where_text(c.where))
+end
+
+-- " where size >= 65536, qps >= 4" (the cells a limit judges), or "".
+function M.where_text(where)
+  return model.where_text(M.where_records(where))
 end
 
 -- Set c.text on a resolved criterion, its warn band and its members.
@@ -707,9 +745,32 @@ local function derived(name, metrics)
 end
 M.derived = derived
 
+-- Why a cell is outside a criterion's where ("size = 4096, not >= 65536"),
+-- or nil when the criterion judges it.  A result with no cell (a fleet
+-- roll-up) is judged.
+function M.outside(where, cell)
+  if not cell then return nil end
+  for _, w in ipairs(M.where_records(where)) do
+    local v = cell[w.param]
+    if v == nil then return ("no %s in this cell"):format(w.param) end
+    if not compare(w.op, v, w.value) then
+      return ("%s = %s, not %s %s"):format(w.param, fmt_value(v), SYM(w.op),
+                                           fmt_value(w.value))
+    end
+  end
+end
+
 -- The checks of one criterion (several for a pattern like delta.*.x).
 judge_one = function(c, ctx)
   if c.members then return judge_group(c, ctx) end
+  local outside = c.where and M.outside(c.where, ctx.cell)
+  if outside then
+    -- a cell the criterion does not judge: said so, neither pass nor fail
+    local ck = model.check(c, { metric = c.metric, text = M.text(c) })
+    ck.ok, ck.not_judged, ck.out_of_scope = true, true, true
+    ck.why = "not judged in this cell: " .. outside
+    return { ck }
+  end
   local checks = {}
   local limit, why = eval_limit(c.limit, ctx)
   local names, values = {}, ctx.metrics

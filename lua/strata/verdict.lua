@@ -95,7 +95,10 @@ function M.cell(rec)
   local unjudged -- the first check a missing site expectation left out
   for _, c in ipairs(rec.checks or {}) do
     if c.unresolved then return "ERROR", c.why end
-    if c.not_judged then unjudged = unjudged or (c.metric .. " " .. c.why) end
+    -- (a cell outside a criterion's where is not news in its reason)
+    if c.not_judged and not c.out_of_scope then
+      unjudged = unjudged or (c.metric .. " " .. c.why)
+    end
     if not c.ok then
       failed = failed or {}
       -- a failure the spec explained in words (t.explain) leads the reason
@@ -115,6 +118,38 @@ end
 
 -- The value of the headline metric the Summary shows: the worst cell's
 -- (lowest for a `min` criterion, highest for `max`, else the last).
+-- Was metric outside its criterion's where in cell r (a check saying so)?
+local function out_of_scope(r, metric)
+  for _, k in ipairs(r.checks or {}) do
+    if k.out_of_scope and (k.criterion or k.metric) == metric then return true end
+  end
+  return false
+end
+
+-- The criteria with a where that judged none of the measured cells:
+-- "bw_gbps >= 0.9 x line_rate_gbps where qps >= 4" for the test's reason.
+local function judged_nowhere(cells)
+  local judged, order, text = {}, {}, {}
+  for _, r in ipairs(cells) do
+    if r.status ~= "SKIP" then
+      for _, k in ipairs(r.checks or {}) do
+        local key = (k.criterion or k.metric) .. "|" .. tostring(k.op)
+        if judged[key] == nil then
+          order[#order + 1] = key
+          judged[key] = false
+        end
+        if k.out_of_scope then text[key] = text[key] or k.text
+        else judged[key] = true end
+      end
+    end
+  end
+  local out = {}
+  for _, key in ipairs(order) do
+    if not judged[key] then out[#out + 1] = text[key] end
+  end
+  return out
+end
+
 local function headline(metric, units, cells, crits)
   if not metric then
     for _, c in ipairs(crits) do
@@ -126,10 +161,16 @@ local function headline(metric, units, cells, crits)
     end
   end
   if not metric then return nil end
-  -- the worst cell: the lowest where higher is better (strata.model)
+  -- the worst cell: the lowest where higher is better (strata.model),
+  -- among the cells the metric's criteria judge (a where leaves some out)
   local up = model.better(crits, metric)
   local op = up == true and "min" or up == false and "max" or nil
   local best, n = nil, 0
+  local judged = {}
+  for _, r in ipairs(cells) do
+    if not out_of_scope(r, metric) then judged[#judged + 1] = r end
+  end
+  if #judged < #cells and #judged > 0 then cells = judged else judged = nil end
   for _, r in ipairs(cells) do
     local v = r.metrics and r.metrics[metric]
     if v ~= nil then
@@ -149,8 +190,8 @@ local function headline(metric, units, cells, crits)
   local unit = require("strata.units").of(units, metric)
   local text = metric .. " = " .. fmt(best) .. (unit and (" " .. unit) or "")
   if n > 1 then
-    text = text .. (" (%s of %d cells)"):format(op == "min" and "lowest"
-      or op == "max" and "highest" or "last", n)
+    text = text .. (" (%s of %d%s cells)"):format(op == "min" and "lowest"
+      or op == "max" and "highest" or "last", n, judged and " judged" or "")
   end
   return text, common.finite(best) and best or nil, metric
 end
@@ -262,6 +303,12 @@ function M.test(info, cells, crits, ended)
     local label = M.label(info.params, s.cell)
     reason = ("%d of %d cells skipped: %s%s"):format(#skipped, #cells,
       label ~= "" and ("[" .. label .. "] ") or "", first_line(s.reason) or "")
+  end
+  local nowhere = judged_nowhere(cells)
+  if #nowhere > 0 and M.PASSED[status] then
+    -- every cell fell outside the criterion's where: nothing was judged
+    reason = ("judged in no cell: %s%s"):format(table.concat(nowhere, "; "),
+      reason and ("; " .. reason) or "")
   end
   local htext, hvalue, hmetric = headline(info.headline, info.units, cells, crits)
   local record_only = info.record_only or nil

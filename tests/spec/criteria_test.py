@@ -246,6 +246,114 @@ test {
 AMBER = "FFFFD966"
 
 
+# A bandwidth matrix as R2's (size x QPs): small cells far below the
+# floor, as a real 400 Gb/s port is at 4 KiB over one QP.
+WHERE_SPEC = '''
+test {
+  id = "M1", layer = "verbs", title = "matrix",
+  matrix = { size = { 4096, 65536, 1048576 }, qps = { 1, 4 },
+             order = { "size", "qps" } },
+  headline = "bw_gbps", units = { bw_gbps = "Gbit/s" },
+  run = function(t)
+    local bw = { [4096] = 40, [65536] = 300, [1048576] = 380 }
+    return { bw_gbps = bw[t.cell.size] * (t.cell.qps == 4 and 1 or 0.5),
+             line_rate_gbps = 400 }
+  end,
+}
+'''
+
+
+class Where(Tmp):
+    def run_where(self, name, yaml, *args):
+        spec = self.write("m.lua", WHERE_SPEC)
+        y = self.write(name + ".yaml", yaml)
+        p = strata("run", spec, "--thresholds", y, "-o", self.path(name + ".xlsx"),
+                   *args)
+        return p, journal(self.path(name + ".jsonl")), y
+
+    def test_cells_judged_and_not(self):
+        floor = 'M1:\n  bw_gbps: { min: "0.9 * line_rate_gbps",\n' \
+                '            where: { size: { min: 65536 }, qps: [4] } }\n'
+        p, recs, y = self.run_where("a", floor)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        cells = results(recs)["M1"]
+        st = {(c["cell"]["size"], c["cell"]["qps"]): c for c in cells}
+        # 64 KiB x 4 QPs is judged and below 360; 1 MiB x 4 holds; the
+        # rest are outside the where: not judged, and said why
+        self.assertEqual(st[(65536, 4)]["status"], "FAIL")
+        self.assertEqual(st[(1048576, 4)]["status"], "PASS")
+        for k in ((4096, 1), (4096, 4), (65536, 1), (1048576, 1)):
+            self.assertEqual(st[k]["status"], "PASS", k)
+            ck = st[k]["checks"][0]
+            self.assertTrue(ck["ok"] and ck["not_judged"] and ck["out_of_scope"])
+            self.assertIsNone(st[k].get("reason"))
+        self.assertEqual(st[(4096, 4)]["checks"][0]["why"],
+                         "not judged in this cell: size = 4096, not >= 65536")
+        self.assertEqual(st[(65536, 1)]["checks"][0]["why"],
+                         "not judged in this cell: qps = 1, not in {4}")
+        # the criterion says which cells, in the journal and on Thresholds
+        crit = [r for r in recs if r["type"] == "thresholds"][0]["criteria"]
+        c = [x for x in crit if x["id"] == "M1"][0]
+        self.assertEqual(c["text"], "bw_gbps >= 0.9 x line_rate_gbps "
+                         "where qps in {4}, size >= 65536")
+        self.assertEqual(c["where"], [{"param": "qps", "op": "in", "value": [4]},
+                                      {"param": "size", "op": "min",
+                                       "value": 65536}])
+        import openpyxl
+        wb = openpyxl.load_workbook(self.path("a.xlsx"))
+        rows = list(wb["Thresholds"].iter_rows(values_only=True))
+        self.assertTrue(any(r[0] == "M1" and any(isinstance(x, str) and
+                            "where qps in {4}, size >= 65536" in x for x in r)
+                            for r in rows), rows)
+        # the Summary's headline is the worst judged cell, not 4 KiB x 1
+        summ = [r for r in wb["Summary"].iter_rows(values_only=True)
+                if r[0] == "M1"][0]
+        self.assertIn("bw_gbps = 300 Gbit/s (lowest of 2 judged cells)", summ)
+        # --set keeps the where: only the judged cells move
+        p, recs, _ = self.run_where("b", floor, "--set", "M1.bw_gbps.min=250")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual({c["status"] for c in results(recs)["M1"]}, {"PASS"})
+        # a profile's where: {} judges every cell again
+        prof = self.write("p.yaml", "M1:\n  bw_gbps: { min: 100, where: {} }\n")
+        p, recs, _ = self.run_where("c", floor, "--profile", prof)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        bad = sorted((c["cell"]["size"], c["cell"]["qps"])
+                     for c in results(recs)["M1"] if c["status"] == "FAIL")
+        self.assertEqual(bad, [(4096, 1), (4096, 4)])
+
+    def test_no_cell_in_where(self):
+        # a matrix scaled below the where: nothing judged, and the test says so
+        p, recs, _ = self.run_where(
+            "n", "M1:\n  bw_gbps: { min: 100, where: { size: { min: 2097152 } } }\n")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = strata("report", self.path("n.jsonl"), "--json", self.path("n.json"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("n.json")) as f:
+            doc = json.load(f)
+        t = [x for x in doc["tests"] if x["id"] == "M1"][0]
+        self.assertEqual(t["status"], "PASS")
+        self.assertIn("judged in no cell: bw_gbps >= 100 where size >= 2097152",
+                      t["reason"])
+
+    def test_bad_where_names_file_and_line(self):
+        spec = self.write("m.lua", WHERE_SPEC)
+        for text, line, what in [
+            ("M1:\n  bw_gbps:\n    min: 1\n    where: [size]\n", 4,
+             "M1.bw_gbps.where: expected a mapping of matrix parameters"),
+            ("M1:\n  bw_gbps:\n    min: 1\n    where: { sizes: 4096 }\n", 4,
+             "M1.bw_gbps.where: 'sizes' is not a matrix parameter of M1 "
+             "(its parameters: size, qps)"),
+            ("M1:\n  bw_gbps:\n    min: 1\n    where: { size: { most: 1 } }\n",
+             4, "M1.bw_gbps.where.size: unknown operator 'most'"),
+            ("M1:\n  bw_gbps:\n    min: 1\n    where:\n      size: { min: [1] }\n",
+             5, "M1.bw_gbps.where.size.min: expected a number or a word"),
+        ]:
+            y = self.write("t.yaml", text)
+            p = strata("check", spec, "--thresholds", y)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("%s:%d: %s" % (y, line, what), p.stderr)
+
+
 def fill_of(cell):
     return cell.fill.fgColor.rgb
 

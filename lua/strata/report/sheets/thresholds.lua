@@ -33,7 +33,8 @@ local function threshold_rows(crits, prefix, out)
     else
       local key = tostring(c.id) .. "\0" .. name .. "\0" .. tostring(c.op)
       out[#out + 1] = { id = c.id, metric = name, key = key, crit = c,
-        op = model.symbol(c.op, "sheet"), expr = c.expr, source = c.source }
+        op = model.symbol(c.op, "sheet"), expr = c.expr, source = c.source,
+        where = model.where_text(c.where) }
       if c.warn then
         out[#out + 1] = { id = c.id, metric = name, key = key .. "\0warn",
           crit = c.warn, op = "warn " .. model.symbol(c.op, "sheet"),
@@ -60,7 +61,8 @@ local THRESHOLD_COLS = {
   { header = "Metric", format = "text", get = function(c) return c.metric end },
   { header = "Op", format = "text", get = function(c) return c.op end },
   { header = "Limit", width = 36, format = "wrap",
-    get = function(c) return c.expr ~= nil and fmt(c.expr) or nil end },
+    get = function(c)   -- with the cells it judges (a where), if not all
+      return c.expr ~= nil and (fmt(c.expr) .. (c.where or "")) or nil end },
   { header = "Resolved", width = 14, format = "value",
     get = function(c, ctx) return c.key and ctx.resolved[c.key] end },
   { header = "Source", format = "text",
