@@ -41,6 +41,7 @@ test {
       diff_pct = diff, cpu_pct = res.cpu_pct, msg_rate_mpps = res.msg_rate_mpps,
       counters = res.counters, gpu = gpu.gpu, gpu_bus_id = gpu.gpu_bus_id,
       gpu_pairing = gpu.gpu_pairing,
+      gpu_link = gpu.gpu_link,
     }
   end,
 }

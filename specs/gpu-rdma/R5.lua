@@ -26,6 +26,7 @@ test {
       p99_us = res.p99_us, p999_us = res.p999_us, max_us = res.max_us,
       tail_ratio = res.p99_us / res.median_us, counters = res.counters,
       gpu = gpu.gpu, gpu_bus_id = gpu.gpu_bus_id, gpu_pairing = gpu.gpu_pairing,
+      gpu_link = gpu.gpu_link,
     }
   end,
 }

@@ -456,6 +456,28 @@ class Warn(Tmp):
             print("promtool not installed (Debian package prometheus): "
                   "the textfile was checked by the patterns above only")
 
+    def test_gpu_link_warns(self):
+        # the shipped R4 gpu_link criterion (specs/thresholds.yaml): a GPU
+        # behind the NIC's own switch passes, any other path WARNs
+        with open(os.path.join(SRC, "specs/thresholds.yaml")) as f:
+            text = f.read()
+        part = text[text.index("\nR4:"):]
+        line = re.search(r"^  gpu_link: .*$", part, re.M).group(0)
+        y = self.write("g.yaml", "R4:\n" + line + "\n")
+        spec = self.write("r4.lua", '''
+test {
+  id = "R4", layer = "gpu-rdma", title = "gpu link",
+  matrix = { link = { "PIX", "PXB", "PHB", "NODE", "SYS", "unknown" } },
+  run = function(t) return { gpu_link = t.cell.link } end,
+}
+''')
+        p = strata("run", spec, "--thresholds", y, "-o", self.path("g.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = {c["cell"]["link"]: c["status"]
+               for c in results(journal(self.path("g.jsonl")))["R4"]}
+        self.assertEqual(got, {"PIX": "PASS", "PXB": "PASS", "PHB": "WARN",
+                               "NODE": "WARN", "SYS": "WARN", "unknown": "WARN"})
+
     def test_strict_exit_code(self):
         p, _ = self.run_warn("s", "--strict")
         self.assertEqual(p.returncode, 3, p.stderr)

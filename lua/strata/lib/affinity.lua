@@ -86,6 +86,18 @@ function M.pair_gpus(loc, names)
   return out
 end
 
+-- The path between device `name` and the GPU at PCI address `gpu` in
+-- loc (sys.locality's table), as M.link labels it; nil when either is
+-- not there.
+function M.link_of(loc, name, gpu)
+  local d, g
+  for _, x in ipairs((loc or {}).devices or {}) do
+    if x.kind == "gpu" and x.pci == gpu then g = x
+    elseif (x.kind == "rdma" or x.kind == "nic") and x.name == name then d = d or x end
+  end
+  return d and g and (M.link(d, g)) or nil
+end
+
 -- A PCI address in sysfs form "0000:1b:00.0" (NVML writes an 8-digit
 -- domain "00000000:1B:00.0"); nil for anything else.
 function M.bus_id(s)

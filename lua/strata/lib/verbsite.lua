@@ -221,7 +221,10 @@ end
 -- GPU memory of `bytes` for R4/R5 on the GPU of site.rdma.device's rail
 -- (M.gpu), the run noting which GPU and why.  SKIPs (with the reason)
 -- where CUDA, a GPU or its driver is absent.  Returns the buffer (close
--- it) and { gpu =, gpu_bus_id =, gpu_pairing = } for the result.
+-- it) and { gpu =, gpu_bus_id =, gpu_pairing =, gpu_link = } for the
+-- result: gpu_link the GPU's path to the device in `nvidia-smi topo -m`'s
+-- words (PIX, PXB, PHB, NODE, SYS; "unknown" where sysfs does not say),
+-- which the criteria judge.
 function M.gpu_memory(t, bytes)
   local ok, cuda = pcall(require, "strata.cuda")
   if not ok or not cuda.built() then
@@ -231,10 +234,13 @@ function M.gpu_memory(t, bytes)
   if not avail then t.skip("GPU memory: " .. tostring(why)) end
   local host = t.site.host or {}
   local lok, loc = pcall(require("strata.sys").locality, { root = host.root })
-  local idx, bus, pairing = M.gpu(t.site, cuda.devices(), lok and loc or nil)
-  t.note(("GPU %d (%s): %s"):format(idx, tostring(bus), pairing))
+  loc = lok and loc or nil
+  local idx, bus, pairing = M.gpu(t.site, cuda.devices(), loc)
+  local link = aff.link_of(loc, rdma(t.site).device, bus) or "unknown"
+  t.note(("GPU %d (%s, %s to %s): %s"):format(idx, tostring(bus), link,
+    tostring(rdma(t.site).device or "the default device"), pairing))
   return cuda.alloc { device = idx, size = bytes },
-         { gpu = idx, gpu_bus_id = bus, gpu_pairing = pairing }
+         { gpu = idx, gpu_bus_id = bus, gpu_pairing = pairing, gpu_link = link }
 end
 
 return M
