@@ -116,8 +116,6 @@ end
 
 -- --- one test -----------------------------------------------------------
 
--- The value of the headline metric the Summary shows: the worst cell's
--- (lowest for a `min` criterion, highest for `max`, else the last).
 -- Was metric outside its criterion's where in cell r (a check saying so)?
 local function out_of_scope(r, metric)
   for _, k in ipairs(r.checks or {}) do
@@ -150,6 +148,8 @@ local function judged_nowhere(cells)
   return out
 end
 
+-- The value of the headline metric the Summary shows: the worst cell's
+-- (lowest for a `min` criterion, highest for `max`, else the last).
 local function headline(metric, units, cells, crits)
   if not metric then
     for _, c in ipairs(crits) do

@@ -37,11 +37,22 @@ for _, r in ipairs(by.R2 or {}) do
          r.status, tostring(r.reason))
     C.ok(m.peer == (arg[4] or "loopback"), "R2 far end %s", tostring(m.peer))
     local lim = 0.9 * (m.line_rate_gbps or 0)
-    C.ok(m.bw_gbps and m.bw_gbps > 0 and m.line_rate_gbps == LINE and
-         r.checks[1] and math.abs(r.checks[1].limit - lim) < 1e-9 and
-         (r.status == "PASS") == (m.bw_gbps >= lim),
-         "R2 size=%d qps=%d: %.3f Gbit/s judged against 0.9 x %g -> %s",
-         r.cell.size, r.cell.qps, m.bw_gbps or -1, LINE, r.status)
+    -- the shipped criterion judges 64 KiB and up over 4 QPs and more
+    -- (its where); the other cells are measured, not judged
+    if r.cell.size >= 65536 and r.cell.qps >= 4 then
+      C.ok(m.bw_gbps and m.bw_gbps > 0 and m.line_rate_gbps == LINE and
+           r.checks[1] and r.checks[1].limit and
+           math.abs(r.checks[1].limit - lim) < 1e-9 and
+           (r.status == "PASS") == (m.bw_gbps >= lim),
+           "R2 size=%d qps=%d: %.3f Gbit/s judged against 0.9 x %g -> %s",
+           r.cell.size, r.cell.qps, m.bw_gbps or -1, LINE, r.status)
+    else
+      C.ok(m.bw_gbps and m.bw_gbps > 0 and r.status == "PASS" and r.checks[1]
+           and r.checks[1].out_of_scope and r.checks[1].not_judged,
+           "R2 size=%d qps=%d: %.3f Gbit/s measured, not judged (%s)",
+           r.cell.size, r.cell.qps, m.bw_gbps or -1,
+           tostring(r.checks[1] and r.checks[1].why))
+    end
     if r.status == "PASS" then pass = pass + 1 end
   end
 end
