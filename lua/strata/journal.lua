@@ -14,7 +14,10 @@ M.__index = M
 -- of reading its journal again after the last cell.
 function M.open(path, opts)
   local f, err = io.open(path, "w")
-  if not f then error(("cannot write the journal: %s"):format(err), 0) end
+  if not f then
+    error(require("strata.args").usage_error(("cannot write the journal: %s")
+      :format(err)), 0)
+  end
   -- unbuffered, one write per record: a failed write (ENOSPC) is seen by
   -- the write that failed, not lost in a buffer's later flush
   f:setvbuf("no")

@@ -327,6 +327,27 @@ test { id = 'R2', layer = 'host', title = 'quotes bytes',
         self.expect2(["report", missing], missing + ": cannot read the journal")
         self.expect2(["report", self.dir], self.dir + ": cannot read the journal")
 
+    def test_outputs_that_cannot_be_written(self):
+        """An output path the command line names that cannot be written:
+        exit 2 naming it, no Lua traceback (report and run alike)."""
+        spec = self.write("ok.lua", PLAIN)
+        p = strata("run", spec, "-o", self.path("w.xlsx"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        gone = self.path("no/such/dir")
+        for args, needle in [
+            (["report", self.path("w.jsonl"), "-o", gone + "/r.xlsx"],
+             "workbook: cannot write " + gone + "/r.xlsx"),
+            (["report", self.path("w.jsonl"), "--json", gone + "/r.json"],
+             "report.json: cannot write " + gone + "/r.json"),
+            (["run", spec, "-o", "/proc/r.xlsx"],
+             "cannot write the journal: /proc/r.jsonl"),
+        ]:
+            q = strata(*args)
+            err = q.stderr.decode(errors="replace")
+            self.assertEqual(q.returncode, 2, err)
+            self.assertIn(needle, err)
+            self.assertNotIn("stack traceback", err)
+
     def test_journal_disk_full(self):
         """Fault: the journal's disk is full (ENOSPC; /dev/full answers
         every write with it).  The run says so once, keeps every result in

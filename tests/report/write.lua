@@ -28,19 +28,23 @@ workbook.write(outdir .. "/book.xlsx", model)
 json.write(outdir .. "/run.json", model)
 junit.write(outdir .. "/run.xml", model)
 
--- Failed writes raise, naming the path and the cause.
+-- Failed writes raise, naming the path and the cause: an output the
+-- command line named that cannot be written is a usage error (exit 2,
+-- no traceback: strata.command.guard)
 local bad = "/nonexistent-dir/sub/book.xlsx"
-raises(function() workbook.write(bad, model) end,
-       "report%.close: /nonexistent%-dir/sub/book%.xlsx: Error creating "
+local e = raises(function() workbook.write(bad, model) end,
+       "workbook: cannot write /nonexistent%-dir/sub/book%.xlsx: .*Error creating "
        .. "output xlsx file", "workbook to a missing directory")
-raises(function() json.write("/nonexistent-dir/run.json", model) end,
+check(require("strata.args").is_usage_error(e), "a workbook that cannot be written: exit 2")
+e = raises(function() json.write("/nonexistent-dir/run.json", model) end,
        "report%.json: cannot write /nonexistent%-dir/run%.json: ",
        "json to a missing directory")
+check(require("strata.args").is_usage_error(e), "a JSON that cannot be written: exit 2")
 raises(function() junit.write("/nonexistent-dir/run.xml", model) end,
        "report%.junit: cannot write /nonexistent%-dir/run%.xml: ",
        "junit to a missing directory")
 -- A directory where the file should be.
-raises(function() workbook.write(outdir, model) end, "report%.close: ",
+raises(function() workbook.write(outdir, model) end, "workbook: cannot write ",
        "workbook over a directory")
 raises(function() workbook.write("", model) end, "non%-empty",
        "workbook with an empty path")

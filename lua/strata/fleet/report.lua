@@ -161,7 +161,7 @@ function M.write_workbook(path, fm)
   end
   require("strata.fleet.actbook").write_sheet(ctx, fm)
   require("strata.fleet.sheets.thresholds").write(ctx, fm)
-  wb:close()
+  common.close_book(wb, path)
 end
 
 -- --- JSON and JUnit -------------------------------------------------------

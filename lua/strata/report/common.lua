@@ -162,25 +162,38 @@ function M.write_model(who, path, model, text_of)
   M.write_file(who, path, text_of(model))
 end
 
+-- An output the command line named that cannot be written: a usage
+-- error (exit 2, the path and the system's reason, no traceback).
+local function cannot_write(who, path, why)
+  error(require("strata.args").usage_error(("%s: cannot write %s: %s")
+    :format(who, path, tostring(why))), 0)
+end
+M.cannot_write = cannot_write
+
 -- Write text to path through path.tmp + rename; raises
--- "<who>: cannot write <path>: <reason>".
+-- "<who>: cannot write <path>: <reason>" (cannot_write).
 function M.write_file(who, path, text)
   local tmp = path .. ".tmp"
   local f, err = io.open(tmp, "wb")
-  if not f then
-    error(("%s: cannot write %s: %s"):format(who, path, err), 0)
-  end
+  if not f then cannot_write(who, path, err) end
   local ok, werr = f:write(text)
   local cok, cerr = f:close()
   if not ok or not cok then
     os.remove(tmp)
-    error(("%s: cannot write %s: %s"):format(who, path, werr or cerr), 0)
+    cannot_write(who, path, werr or cerr)
   end
   local rok, rerr = os.rename(tmp, path)
   if not rok then
     os.remove(tmp)
-    error(("%s: cannot write %s: %s"):format(who, path, rerr), 0)
+    cannot_write(who, path, rerr)
   end
+end
+
+-- Close a workbook (libxlsxwriter writes the file then), a failure being
+-- cannot_write's.
+function M.close_book(wb, path)
+  local ok, err = pcall(wb.close, wb)
+  if not ok then cannot_write("workbook", path, tostring(err):gsub("^report%.close: ", "")) end
 end
 
 -- "2026-11-29T19:00:00Z" -> seconds (for differences only), or nil.

@@ -98,7 +98,7 @@ function M.write(path, d)
   end
   R.ws:freeze_panes(1, 0)
   R:fit_columns({ [0] = 12, [1] = 50, [2] = 50 })
-  wb:close()
+  common.close_book(wb, path)
 end
 
 return M

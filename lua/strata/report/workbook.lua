@@ -8,6 +8,7 @@
 -- report write is fatal); nothing is left at path when a write fails
 -- before the file is created.
 local sheet = require "strata.report.sheet"
+local common = require "strata.report.common"
 
 local M = {}
 
@@ -52,7 +53,7 @@ function M.write(path, model)
     if m.plan then m.plan(ctx, model) end
   end
   for _, m in ipairs(mods) do m.write(ctx, model) end
-  wb:close()
+  common.close_book(wb, path)
 end
 
 return M
