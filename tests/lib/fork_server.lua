@@ -9,7 +9,7 @@ local check = h.check
 local state = "at start"
 local function cell(req)
   if req == "sleep" then core.sleep(5) end
-  if req == "nap" then core.sleep(0.3) end
+  if req == "nap" then core.sleep(1.5) end
   if req == "ask" then return "asked: " .. core.ask("what") end
   return "echo " .. req
 end
@@ -24,27 +24,29 @@ local st, out = c:wait({ ask = ask })
 check(st == "ok" and out == "asked: what = after send", "%s %s", st, tostring(out))
 h.raises({ "already waited for" }, c.wait, c)
 
--- the deadline counts from send, not from wait
-c = server:send("sleep", { timeout = 0.8 })
-core.sleep(0.5)
+-- the deadline counts from send, not from wait (from wait: 2 s more;
+-- the margins are wide for a loaded CI host)
+c = server:send("sleep", { timeout = 2 })
+core.sleep(1.5)
 local t0 = core.now()
-st = c:wait({ timeout = 0.8 })
+st = c:wait({ timeout = 2 })
 check(st == "timeout", "%s", st)
-check(core.now() - t0 < 0.6, "waited %.2f s after the send's 0.5 s", core.now() - t0)
+check(core.now() - t0 < 1.5, "waited %.2f s after the send's 1.5 s", core.now() - t0)
 
 -- sent while another runs: queued at the server, started as that one
--- exits, its deadline counted from its start
+-- exits, its deadline counted from its start (from send, b's 1 s would
+-- end inside a's 1.5 s nap)
 local a = server:send("nap")
-local b = server:send("b", { timeout = 0.2 })
+local b = server:send("b", { timeout = 1 })
 check(a:times() == nil, "started before its wait")
 st, out = a:wait()
 check(st == "ok" and out == "echo nap", "%s %s", st, tostring(out))
-st, out = b:wait({ timeout = 0.2 })
+st, out = b:wait({ timeout = 1 })
 check(st == "ok" and out == "echo b", "%s %s", st, tostring(out))
 local a0, a1 = a:times()
 local b0, b1 = b:times()
-check(b0 >= a0 + 0.25 and b0 >= a1 and b1 >= b0, "a %.3f-%.3f, b %.3f-%.3f", a0, a1, b0, b1)
-check(a1 - a0 >= 0.29 and a1 - a0 < 1, "a ran %.3f s", a1 - a0)
+check(b0 >= a0 + 1.45 and b0 >= a1 and b1 >= b0, "a %.3f-%.3f, b %.3f-%.3f", a0, a1, b0, b1)
+check(a1 - a0 >= 1.49 and a1 - a0 < 4, "a ran %.3f s", a1 - a0)
 
 -- the server killed with one cell running and one queued: the running
 -- one's end is not known, the queued one runs forked from here
