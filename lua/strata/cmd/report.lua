@@ -29,10 +29,6 @@ function M.main(argv)
       return 2
     end
     if recs[1].type == "run" and recs[1].fleet then
-      if o.prometheus then
-        error(args.usage_error("--prometheus: a fleet journal is not supported yet "
-                               .. "(report each node's journal)"), 0)
-      end
       return require("strata.fleet.run").report(recs, o, pos[1])
     end
     local m = verdict.build(recs)

@@ -250,6 +250,7 @@ function M.write(fm, paths)
     end)
   end
   if paths.junit then common.write_model("fleet junit", paths.junit, fm, M.junit_text) end
+  if paths.prometheus then require("strata.fleet.prometheus").write(paths.prometheus, fm) end
 end
 
 return M

@@ -705,7 +705,8 @@ function M.report(recs, o, path)
   local fm = require("strata.fleet.model").build(recs)
   require("strata.fleet.act").from_records(fm, recs)
   local xlsx = o.output or (path:gsub("%.jsonl$", "") .. ".xlsx")
-  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
+  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit,
+                                             prometheus = o.prometheus })
   io.stderr:write(require("strata.fleet.report").summary_text(fm))
   io.stderr:write(("strata: %d results of %d nodes from %s -> %s\n"):format(
     #fm.results, #fm.nodes, path, xlsx))

@@ -62,16 +62,27 @@ local function epoch(s)
 end
 M.epoch = epoch
 
-function M.text(m)
-  local host = (m.run or {}).host or "unknown"
+-- A textfile being written: family(name, help) opens a gauge family,
+-- sample(name, labels, value) adds a series labelled host too, text()
+-- is the file.  The fleet's textfile (strata.fleet.prometheus) writes
+-- through it as well.
+function M.series(host)
   local out = {}
-  local function family(name, help)
+  local s = {}
+  function s.family(name, help)
     out[#out + 1] = ("# HELP %s %s\n# TYPE %s gauge\n"):format(name, help, name)
   end
-  local function sample(name, l, v)
+  function s.sample(name, l, v)
     l.host = host
     out[#out + 1] = ("%s%s %s\n"):format(name, labels(l), num(v))
   end
+  function s.text() return table.concat(out) end
+  return s
+end
+
+function M.text(m)
+  local ser = M.series((m.run or {}).host or "unknown")
+  local family, sample = ser.family, ser.sample
   family("strata_run_verdict", "1 when the strata run's verdict is PASS, 0 otherwise")
   sample("strata_run_verdict", { verdict = m.verdict or "NONE" }, m.verdict == "PASS" and 1 or 0)
   local ts = epoch((m.run or {}).started)
@@ -113,7 +124,7 @@ function M.text(m)
              status = t.status }, v)
     end
   end
-  return table.concat(out)
+  return ser.text()
 end
 
 -- Through path.tmp + rename, as the JSON and JUnit (a failed write or
