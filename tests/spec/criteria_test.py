@@ -309,6 +309,12 @@ class Where(Tmp):
         summ = [r for r in wb["Summary"].iter_rows(values_only=True)
                 if r[0] == "M1"][0]
         self.assertIn("bw_gbps = 300 Gbit/s (lowest of 2 judged cells)", summ)
+        # the cell table says which cells were measured and not judged
+        sheet = [wb[n] for n in wb.sheetnames if n.startswith("M1 ")][0]
+        rows = list(sheet.iter_rows(values_only=True))
+        small = [r for r in rows if r[:2] == (4096, 4)][0]
+        self.assertIn("bw_gbps not judged in this cell: size = 4096, not >= 65536",
+                      small)
         # --set keeps the where: only the judged cells move
         p, recs, _ = self.run_where("b", floor, "--set", "M1.bw_gbps.min=250")
         self.assertEqual(p.returncode, 0, p.stderr)

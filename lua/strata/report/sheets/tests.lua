@@ -134,6 +134,12 @@ local function write_cells(S, r, t, rs, metrics, base, roots)
       and d or nil
     local why = common.failed_checks(res)
     if #why == 0 and res.reason then why = { res.reason } end
+    if #why == 0 then
+      -- a cell outside a criterion's where: measured, not judged, said so
+      for _, c in ipairs(res.checks or {}) do
+        if c.out_of_scope then why[#why + 1] = c.metric .. " " .. c.why end
+      end
+    end
     row[ncore + 3] = short(table.concat(why, "; "))
     rows[i] = row
     bad[i] = failed_metrics(res)
