@@ -13,6 +13,7 @@ M.RUN_OPTIONS = {
   ["--profile"] = "profile", ["--lab"] = { "lab", flag = true },
   ["--only"] = { "only", many = true }, ["--json"] = "json",
   ["--junit"] = "junit", ["--journal"] = "journal",
+  ["--prometheus"] = "prometheus",
   ["--baseline"] = "baseline",
   ["-v"] = { "verbose", flag = true },
   ["--verbose"] = { "verbose", flag = true },

@@ -1,4 +1,5 @@
--- strata.outputs: write the workbook, JSON and JUnit from a run model.
+-- strata.outputs: write the workbook, JSON, JUnit and Prometheus textfile
+-- from a run model.
 -- A failed report write is fatal (raises).
 local M = {}
 
@@ -13,6 +14,9 @@ function M.write(model, paths)
   end
   if paths.junit then
     require("strata.report.junit").write(paths.junit, model)
+  end
+  if paths.prometheus then
+    require("strata.report.prometheus").write(paths.prometheus, model)
   end
 end
 

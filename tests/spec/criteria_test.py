@@ -369,7 +369,8 @@ class Warn(Tmp):
         spec = self.write("w.lua", WARN_SPEC)
         p = strata("run", spec, "-o", self.path(name + ".xlsx"),
                    "--json", self.path(name + ".json"),
-                   "--junit", self.path(name + ".xml"), *args)
+                   "--junit", self.path(name + ".xml"),
+                   "--prometheus", self.path(name + ".run.prom"), *args)
         return p, journal(self.path(name + ".jsonl"))
 
     def test_warn_everywhere(self):
@@ -445,6 +446,9 @@ class Warn(Tmp):
         self.assertEqual(q.returncode, 0, q.stderr)
         with open(prom) as f:
             text = f.read()
+        # strata run --prometheus wrote the same file from the same journal
+        with open(self.path("w.run.prom")) as f:
+            self.assertEqual(f.read(), text)
         self.assertIn('strata_run_warnings{host=', text)
         self.assertRegex(text, r'strata_tests\{host="[^"]*",status="WARN"\} 2\n')
         self.assertRegex(text, r'strata_run_warnings\{host="[^"]*"\} 2\n')

@@ -33,8 +33,8 @@ function M.main(argv)
     end
     local m = verdict.build(recs)
     local xlsx = o.output or (pos[1]:gsub("%.jsonl$", "") .. ".xlsx")
-    outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
-    if o.prometheus then require("strata.report.prometheus").write(o.prometheus, m) end
+    outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit,
+                       prometheus = o.prometheus })
     io.stderr:write(("strata: %d results from %s -> %s\n"):format(#m.results,
       pos[1], xlsx))
     return 0

@@ -34,6 +34,7 @@ PATH: spec files or folders (default: specs/).
                           they need comes along); repeatable
   --json FILE             also write the results as JSON
   --junit FILE            also write JUnit XML
+  --prometheus FILE       also write node_exporter textfile gauges (.prom)
   --journal FILE          the journal (default: beside the workbook)
   --fleet slurm           across the nodes of this Slurm allocation, into
                           one fleet workbook (docs/fleet.md)
@@ -205,7 +206,8 @@ function M.main(argv)
     -- Its records as journal.read reads them were kept as they were
     -- written (journal.open's keep: also when its disk filled up).
     local m = verdict.build(j:read_back())
-    outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit })
+    outputs.write(m, { xlsx = xlsx, json = o.json, junit = o.junit,
+                       prometheus = o.prometheus })
     local c, parts = m.counts, {}
     for _, st in ipairs(verdict.STATUSES) do
       if c[st] > 0 or st == "PASS" or st == "FAIL" then

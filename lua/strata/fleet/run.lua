@@ -611,7 +611,8 @@ local function finish(st, o, j, jpath, xlsx, acting, t_start)
   local t_book = core.now()
   local fm = require("strata.fleet.model").build(journal.read(jpath))
   require("strata.fleet.act").after(fm, acting, jpath)
-  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
+  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit,
+                                             prometheus = o.prometheus })
   local book = core.now() - t_book
   io.stderr:write(require("strata.fleet.report").summary_text(fm))
   io.stderr:write(("strata: wall %.2f s, bookkeeping (model + outputs) %.2f s\n"):format(wall, book))

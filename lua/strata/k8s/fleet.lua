@@ -151,7 +151,8 @@ local function finish(cfg, k, o, run, jpath, xlsx, modes, sevm)
   local f = io.open(jpath, "a")
   if f then f:write(redact.json(act_rec), "\n") f:close() end
   fm.severity, fm.act = require("strata.severity").record(sevm), act_rec
-  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit })
+  require("strata.fleet.report").write(fm, { xlsx = xlsx, json = o.json, junit = o.junit,
+                                             prometheus = o.prometheus })
   io.stderr:write(require("strata.fleet.report").summary_text(fm))
   io.stderr:write("strata: workbook ", xlsx, "\n")
   return require("strata.verdict").exit_code { verdict = fm.verdict, run = {} }
