@@ -398,13 +398,15 @@ function M.validate_where(c, params)
   end
 end
 
--- A where as the journal keeps it: { { param, op, value }, ... }.
+-- A where as the journal keeps it: { { param, op, value }, ... } (one
+-- read back from a journal already is).
 function M.where_records(where)
   if not where then return nil end
   local out = {}
   for _, w in ipairs(where) do
+    if w.op then out[#out + 1] = w end
     for _, op in ipairs { "eq", "in", "max", "min", "ne" } do
-      local x = w.ops[op]
+      local x = w.ops and w.ops[op]
       if x then out[#out + 1] = { param = w.param, op = op, value = x.value } end
     end
   end

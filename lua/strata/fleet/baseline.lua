@@ -81,7 +81,7 @@ function M.rejudge(records, criteria)
       for i, ck in ipairs(r.checks) do
         local c = fleet_crit[r.id .. "|" .. tostring(ck.criterion or ck.metric) .. "|" .. tostring(ck.op)]
         if c and (ck.deferred or ck.unresolved) then
-          local new = thresholds.judge({ c }, { metrics = r.metrics or {},
+          local new = thresholds.judge({ c }, { metrics = r.metrics or {}, cell = r.cell,
             fleet = function(stat, metric)
               local s = by[key(r, metric)]
               if not s or s.n < 2 then
