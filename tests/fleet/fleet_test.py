@@ -24,6 +24,9 @@ golden  salloc -p rdma -N 3: g2's eth0 MTU set apart inside the guest, then
         `strata site init --fleet slurm` (the majority's golden, g2 named)
         and H4 across the nodes: FAIL on g2 naming the MTU, the Summary's
         configuration rows against the golden and the majority.
+rails   salloc -p rdma -N 3: rxe1 added in each guest on its tap NIC, R1-R3
+        with site.rdma.devices rxe0, rxe1 and cross_rail: pairs per device,
+        same and cross rail apart (docs/fleet.md "Rails"); rxe1 removed.
 faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
         (SIGSTOP: hung), n4's agent port taken before its agent starts,
         n5's agent killed mid-run (pairs run the slow fixture FT1, so the
@@ -800,7 +803,71 @@ def golden_mode():
         guest("g2", "ip link set eth0 mtu %s" % mtu0)
 
 
+def rails_mode():
+    """Pairs per RDMA device (docs/fleet.md "Rails") on the RDMA nodes: a
+    second Soft-RoCE device rxe1 added in each guest on its tap NIC (the
+    bed's bridge reaches the other guests), a fleet run of R1-R3 with
+    site.rdma.devices rxe0, rxe1 and cross_rail: every node pair measured
+    on the four device pairs, the records tagged with their devices and
+    rail, the JSON's pairs keyed by the ends, same and cross rail apart;
+    rxe1 removed after."""
+    guests = bedenv["FLEET_GUESTS"].split()
+    check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
+
+    def guest(node, script):
+        return subprocess.run(["srun", "-p", "rdma", "-N1", "-n1", "-w", node,
+                               "--quiet", "sh", "-c", script],
+                              env=env, capture_output=True, text=True, timeout=60)
+    add = ("for d in /sys/class/net/eth*; do [ ${d##*/} = eth0 ] || dev=${d##*/}; done; "
+           "rdma link add rxe1 type rxe netdev $dev || exit 1; i=0; "
+           "while ! grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state; do "
+           "i=$((i+1)); [ $i -gt 100 ] && exit 1; sleep 0.1; done; echo rxe1 on $dev")
+    try:
+        for g in guests:
+            p = guest(g, add)
+            check(p.returncode == 0, "%s: %s %s" % (g, p.stdout.strip(), p.stderr.strip()))
+        site = diag_site("rails", "  pairs: { mode: ring, cross_rail: true }\n")
+        text = open(site).read().replace("  port: 1\n", "  port: 1\n  devices:\n"
+                                         "    - { device: rxe0, port: 1 }\n"
+                                         "    - { device: rxe1, port: 1 }\n", 1)
+        with open(site, "w") as f:
+            f.write(text)
+        rc, out, wall = fleet_run(3, ["--site", site, "--profile",
+                                      os.path.join(root, "lab", "thresholds.yaml"),
+                                      "--only", "R1", "--only", "R2", "--only", "R3", "specs"],
+                                  "rails", partition="rdma")
+        check(rc in (0, 1), "fleet run on two rails ends with a verdict (rc %d, %.1f s)" % (rc, wall))
+        recs = [r for r in records(out + ".jsonl")
+                if r["type"] == "result" and r.get("phase") == "pair" and r["id"] in ("R2", "R3")]
+        seen = sorted(set((r["id"], r["pair"][0], r["pair"][1], tuple(r.get("pair_devices") or ()),
+                           r.get("rail")) for r in recs))
+        check(len(seen) == 24 and all(x[3] and x[4] for x in seen),
+              "R2, R3 on 3 node pairs x 4 device pairs, each record with devices and rail: %d"
+              % len(seen))
+        doc = json.load(open(out + ".json"))
+        ends = sorted(set(p["from"] for p in doc["pairs"]))
+        check(ends == ["g1:rxe0", "g1:rxe1", "g2:rxe0", "g2:rxe1", "g3:rxe0", "g3:rxe1"],
+              "JSON pairs keyed by the ends: %s" % ends)
+        for p in sorted(doc["pairs"], key=lambda p: (p["id"], p.get("rail"), p["from"])):
+            print("  %s %-5s %s -> %s %s %s = %s" % (p["id"], p.get("rail"), p["from"], p["to"],
+                                                    p["status"], p.get("metric"), p.get("value")))
+        rails = sorted((x["id"], x["rail"], x["pairs"]) for x in doc.get("rails") or [])
+        check(rails == [("R2", "cross", 6), ("R2", "same", 6), ("R3", "cross", 6),
+                        ("R3", "same", 6)],
+              "same and cross rail apart, 6 pairs each per test: %s" % rails)
+        ok = [r for r in recs if r["id"] == "R2" and r["status"] == "PASS"
+              and (r.get("pair_devices") or [None])[0] == "rxe1"]
+        check(len(ok) > 0, "R2 driven from rxe1 passes on %d pairs" % len(ok))
+        wb = openpyxl.load_workbook(out + ".xlsx")
+        rows = sheet_rows(wb["Pairs"])
+        check(any(r and r[0] == "R3" and r[1] == "cross" for r in rows),
+              "the Pairs sheet's Rails table has R3 cross")
+    finally:
+        for g in guests:
+            guest(g, "rdma link delete rxe1")
+
+
 {"run": run_mode, "faults": faults_mode, "sbatch": sbatch_mode, "rdma": rdma_mode,
- "diag": diag_mode, "golden": golden_mode}[mode]()
+ "diag": diag_mode, "golden": golden_mode, "rails": rails_mode}[mode]()
 print("%d failed" % len(fails))
 sys.exit(1 if fails else 0)
