@@ -143,11 +143,13 @@ local function rail_pattern(id, list, explained, dir)
   end
   local head = n.FAIL == 0 and ("0 of %d pairs connect"):format(#cross)
     or ("0 of %d pairs pass (%d ERROR, %d FAIL)"):format(#cross, n.ERROR, n.FAIL)
+  -- one pair's reason as the example, without the spec's "file:line: "
+  local why = tostring(cross[1].reason or cross[1].status):gsub("^[%w_/.-]+%.lua:%d+: ", "")
   return { kind = "rail", name = "cross rail", test = id, pairs = #cross, same = #same,
            evidence = ev,
            text = ("%s cross rail: %s, same rail all %d good: a rail-only fabric or missing "
-             .. "routing between the rails, not a node or NIC (e.g. %s)")
-             :format(id, head, #same, M.evidence_text(ev[1])) }
+             .. "routing between the rails, not a node or NIC; e.g. %s %s: %s")
+             :format(id, head, #same, cross[1].status, ev[1].pair, why:sub(1, 240)) }
 end
 
 -- Suspect nodes, NICs (on rails: one device of a node whose every pair is
