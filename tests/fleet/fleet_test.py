@@ -129,65 +129,10 @@ fleet:
     return path
 
 
-JOB = "strata-fleet-test"
-running = []    # the salloc of the fleet run under way (its process group)
+# (the script's folder is on sys.path)
+from bedrun import JOB, running, session_pids, settle, stop, stop_on_signals  # noqa: E402
 
-
-def session_pids(sid):
-    """The live processes of session sid (/proc/PID/stat: state, session;
-    a zombie is dead, waiting for its new parent to reap it)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open("/proc/%s/stat" % d) as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == sid and fields[0] != "Z":
-                out.append(int(d))
-    return out
-
-
-def settle(what, seconds=20):
-    """what() until it is empty (gone) or seconds pass; its last value."""
-    deadline = time.monotonic() + seconds
-    while True:
-        left = what()
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.3)
-
-
-def stop_run(p):
-    """Stop a fleet run: salloc's process group TERM (salloc gives the
-    allocation back), the job cancelled on the bed so that no step stays
-    behind in a node or guest, then KILL for whatever is left of the
-    session salloc leads (the launcher puts its sruns in process groups of
-    their own, not sessions)."""
-    try:
-        os.killpg(p.pid, signal.SIGTERM)
-        p.wait(timeout=10)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        pass
-    subprocess.run(["scancel", "--name", JOB], env=env, capture_output=True, timeout=30)
-    for pid in session_pids(p.pid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    p.wait()
-
-
-def on_term(signum, _frame):
-    """ctest's timeout (or a ^C): the run under way stopped, not orphaned."""
-    for p in running:
-        stop_run(p)
-    sys.exit(128 + signum)
-
-
-signal.signal(signal.SIGTERM, on_term)
-signal.signal(signal.SIGINT, on_term)
+stop_on_signals(env)
 
 
 # ctest's TIMEOUT for this test (tests/fleet/CMakeLists.txt): a fleet run
@@ -200,7 +145,7 @@ BUDGET = float(os.environ.get("FLEET_TEST_TIMEOUT") or 0)
 def fleet_run(nodes, args, name, during=None, partition=None, timeout=300):
     """salloc + strata run --fleet slurm; (rc, output stem, wall s).  Past
     timeout s, or 20 s before the test's own timeout, the run is stopped
-    (stop_run) and rc is 124."""
+    (bedrun.stop) and rc is 124."""
     if BUDGET:
         timeout = min(timeout, T0 + BUDGET - 20 - time.monotonic())
     out = os.path.join(work, name)
@@ -223,7 +168,7 @@ def fleet_run(nodes, args, name, during=None, partition=None, timeout=300):
         text, _ = p.communicate(timeout=max(1, timeout - (time.monotonic() - t0)))
         rc = p.returncode
     except subprocess.TimeoutExpired:
-        stop_run(p)
+        stop(p, env)
         text, _ = p.communicate()
         left = settle(lambda: session_pids(p.pid), 5)
         check(not left, "nothing of the stopped run is left on this host: %s" % left)
