@@ -115,6 +115,14 @@ void verbs_gid_hex(const union ibv_gid *gid, char *buf)
     snprintf(buf + 2 * i, 3, "%02x", gid->raw[i]);
 }
 
+void verbs_gid_text(const union ibv_gid *gid, char *buf, size_t len)
+{
+  if(verbs_gid_is_ipv4(gid))
+    inet_ntop(AF_INET, gid->raw + 12, buf, (socklen_t)len);
+  else
+    inet_ntop(AF_INET6, gid->raw, buf, (socklen_t)len);
+}
+
 int verbs_gid_from_hex(const char *hex, union ibv_gid *gid)
 {
   if(strlen(hex) != 32)

@@ -51,6 +51,7 @@ struct verbs_test {
                              (0 = VERBS_MAX_BUFFER) */
   int active;            /* SETUP role=active: the agent posts (incast) */
   int qp_timeout;        /* ibv_qp_attr.timeout 1..31; 0 = VERBS_QP_TIMEOUT */
+  int retry_cnt;         /* ibv_qp_attr.retry_cnt 1..7; 0 = VERBS_RETRY_CNT */
 };
 
 struct verbs_side {
@@ -64,6 +65,7 @@ struct verbs_side {
   int nslots;            /* slot pairs: QP q uses pair q % nslots */
   uint32_t max_inline;
   int qp_timeout;        /* what side_connect gives its QPs (verbs_test) */
+  int retry_cnt;
   uint8_t seed;          /* pattern seed of this side's send slots */
   /* the peer's buffer */
   uint64_t raddr;

@@ -12,11 +12,12 @@
 
 int verbs_l_incast(lua_State *L);
 int verbs_opt_qp_timeout(lua_State *L, const char *fn);   /* verbs_lua.c */
+int verbs_opt_retry_cnt(lua_State *L, const char *fn);    /* verbs_lua.c */
 
 static const char *const incast_keys[] = {
   "senders", "receiver", "op", "size", "qps", "iters", "duration",
   "tx_depth", "cq_mod", "validate", "timeout", "deadline", "device", "port",
-  "gid_index", "max_buffer", "qp_timeout", NULL
+  "gid_index", "max_buffer", "qp_timeout", "retry_cnt", NULL
 };
 static const char *const peer_keys[] = {
   "name", "host", "port", "token", "device", "ib_port", "gid_index",
@@ -94,6 +95,7 @@ static void get_opts(lua_State *L, struct incast_opts *o)
   if(t->timeout_s <= 0)
     luaL_error(L, "%s: timeout must be > 0", fn);
   t->qp_timeout = verbs_opt_qp_timeout(L, fn);
+  t->retry_cnt = verbs_opt_retry_cnt(L, fn);
   v = strata_opt_int(L, 1, fn, "max_buffer", 0);
   if(v < 0)
     luaL_error(L, "%s: max_buffer must be >= 0", fn);

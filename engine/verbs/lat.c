@@ -32,15 +32,40 @@
 struct spin {
   uint64_t deadline, start;
   unsigned polls;
+  struct ibv_cq *scq;    /* the send CQ, when sends are outstanding */
+  int *outstanding;
 };
+
+/* With the clock: a send completion taken if one is there.  A WRITE or
+ * SEND the requester gave up on (IBV_WC_RETRY_EXC_ERR: no ACK after
+ * retry_cnt retransmissions) completes in error here; the answer it would
+ * have caused never comes, so waiting on out to the timeout hides it. */
+static enum verbs_code send_error(struct spin *w)
+{
+  struct ibv_wc wc;
+  int n;
+  if(!w->scq || !w->outstanding || *w->outstanding <= 0)
+    return VERBS_OK;
+  n = ibv_poll_cq(w->scq, 1, &wc);
+  if(n < 0)
+    return verbs_fail(VERBS_ESYS, "ibv_poll_cq: error %d", n);
+  if(n == 0)
+    return VERBS_OK;
+  (*w->outstanding)--;
+  return verbs_wc_check(&wc, "latency send");
+}
 
 /* One more poll seen empty: VERBS_OK to go on polling, or why to stop. */
 static enum verbs_code spin_on(struct spin *w, uint64_t timeout_ns,
                                volatile int *stop, uint64_t iter)
 {
   uint64_t now;
+  enum verbs_code rc;
   if((++w->polls & (SPIN_CLOCK_EVERY - 1)) != 0)
     return VERBS_OK;
+  rc = send_error(w);
+  if(rc)
+    return rc;
   now = strata_now_ns();
   if(!w->deadline) {
     w->deadline = now + timeout_ns;
@@ -61,9 +86,8 @@ static enum verbs_code spin_on(struct spin *w, uint64_t timeout_ns,
 /* WRITE: spin until *p == v (the peer's write landed). */
 static enum verbs_code wait_byte(volatile uint8_t *p, uint8_t v,
                                  uint64_t timeout_ns, volatile int *stop,
-                                 uint64_t iter)
+                                 uint64_t iter, struct spin w)
 {
-  struct spin w = { 0, 0, 0 };
   enum verbs_code rc = VERBS_OK;
   while(*p != v && !rc)
     rc = spin_on(&w, timeout_ns, stop, iter);
@@ -72,9 +96,9 @@ static enum verbs_code wait_byte(volatile uint8_t *p, uint8_t v,
 
 /* SEND: spin on the receive CQ until the peer's SEND completed there. */
 static enum verbs_code wait_recv(struct ibv_cq *cq, uint64_t timeout_ns,
-                                 volatile int *stop, uint64_t iter)
+                                 volatile int *stop, uint64_t iter,
+                                 struct spin w)
 {
-  struct spin w = { 0, 0, 0 };
   struct ibv_wc wc;
   for(;;) {
     int n = ibv_poll_cq(cq, 1, &wc);
@@ -134,10 +158,11 @@ static enum verbs_code lat_pingpong(struct verbs_side *s,
     if(!initiator || i > 0) {
       /* responder: wait for ping i; initiator: for the answer to i-1 */
       uint8_t want = initiator ? (uint8_t)((i - 1) % 255 + 1) : seq;
+      struct spin w = { 0, 0, 0, s->scq, &outstanding };
       if(t->op == VERBS_OP_WRITE)
-        rc = wait_byte(in, want, timeout_ns, stop, i);
+        rc = wait_byte(in, want, timeout_ns, stop, i, w);
       else {
-        rc = wait_recv(s->rcq, timeout_ns, stop, i);
+        rc = wait_recv(s->rcq, timeout_ns, stop, i, w);
         repost = !rc;
       }
       if(rc)

@@ -17,14 +17,15 @@ int ctl_fmt_test(char *buf, size_t len, const struct verbs_test *t)
                    "kind=%s op=%s size=%llu qps=%d depth=%d rxdepth=%d "
                    "cqmod=%d iters=%llu duration=%.6f bidir=%d validate=%d "
                    "inline=%d timeout=%.3f mem=%s hugepages=%d numa=%d "
-                   "maxbuf=%llu qptimeout=%d",
+                   "maxbuf=%llu qptimeout=%d retry=%d",
                    t->kind == VERBS_KIND_LAT ? "lat" : "bw",
                    ctl_op_name(t->op), (unsigned long long)t->size, t->qps,
                    t->tx_depth, t->rx_depth, t->cq_mod,
                    (unsigned long long)t->iters, t->duration_s, t->bidir,
                    t->validate, t->inline_size, t->timeout_s,
                    "host", t->hugepages, t->numa,
-                   (unsigned long long)t->max_buffer, t->qp_timeout);
+                   (unsigned long long)t->max_buffer, t->qp_timeout,
+                   t->retry_cnt);
   if(n >= 0 && (size_t)n < len && t->active)   /* absent = passive */
     n += snprintf(buf + n, len - (size_t)n, " role=active");
   return n < 0 || (size_t)n >= len ? -1 : 0;
@@ -81,6 +82,10 @@ int ctl_parse_test(const struct ctl_msg *m, struct verbs_test *t,
           (ctl_get_int(m, "qptimeout", &t->qp_timeout) ||
            t->qp_timeout < 0 || t->qp_timeout > 31))
     bad = "qptimeout";
+  else if(ctl_get(m, "retry") &&
+          (ctl_get_int(m, "retry", &t->retry_cnt) ||
+           t->retry_cnt < 0 || t->retry_cnt > 7))
+    bad = "retry";
   else if(ctl_get(m, "role") && strcmp(ctl_get(m, "role"), "active") &&
           strcmp(ctl_get(m, "role"), "passive"))
     bad = "role";

@@ -100,14 +100,14 @@ enum verbs_code verbs_qp_connect(struct ibv_qp *qp, const struct verbs_dev *d,
                                  const struct verbs_endpoint *remote)
 {
   return verbs_qp_connect_timeout(qp, d, local_psn, remote,
-                                  VERBS_QP_TIMEOUT);
+                                  VERBS_QP_TIMEOUT, VERBS_RETRY_CNT);
 }
 
 enum verbs_code verbs_qp_connect_timeout(struct ibv_qp *qp,
                                          const struct verbs_dev *d,
                                          uint32_t local_psn,
                                          const struct verbs_endpoint *remote,
-                                         int timeout)
+                                         int timeout, int retry)
 {
   struct ibv_qp_attr a;
   int rd = d->attr.max_qp_rd_atom;
@@ -156,7 +156,7 @@ enum verbs_code verbs_qp_connect_timeout(struct ibv_qp *qp,
   a.qp_state = IBV_QPS_RTS;
   a.timeout = (uint8_t)(timeout < 1 || timeout > 31 ? VERBS_QP_TIMEOUT
                                                      : timeout);
-  a.retry_cnt = 7;
+  a.retry_cnt = (uint8_t)(retry < 1 || retry > 7 ? VERBS_RETRY_CNT : retry);
   a.rnr_retry = 7;
   a.sq_psn = local_psn & 0xffffff;
   a.max_rd_atomic = (uint8_t)rd;

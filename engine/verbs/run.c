@@ -3,6 +3,7 @@
  * (loopback, the far end in a second thread) or this side against a
  * `strata serve` agent; counters read around the run; data checked.
  */
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +79,14 @@ static enum verbs_code add_retry_hint(enum verbs_code rc,
   if(!n)
     return rc;
   snprintf(mine, sizeof(mine), "%s", verbs_errmsg());
+  /* nothing completed: not a slow wire but one that never answered */
+  if(!r->a.bytes && !r->a.lat_us.n)
+    return verbs_fail(rc, "%s; not one packet acknowledged: %s port %d timed "
+                      "out waiting for an ACK %llu times (qp_timeout %d = "
+                      "%.3f s)", mine, r->device, r->port,
+                      (unsigned long long)n, r->qp_timeout,
+                      r->qp_timeout >= 0 ? 4.096e-6 * (double)(1ull << r->qp_timeout)
+                                         : 0.0);
   return verbs_fail(rc, "%s; meanwhile %s port %d timed out waiting for "
                     "an ACK %llu times (qp_timeout %d = %.3f s): a wire "
                     "slower than the QPs' packets in flight needs a longer "
@@ -276,8 +285,14 @@ static enum verbs_code run_remote(const struct verbs_run_opts *o,
   (void)verbs_counters_read(a.dev.name, a.dev.port, &r->c1);
   rc = add_retry_hint(rc, r);
   if(rc) {
-    char mine[512];
-    snprintf(mine, sizeof(mine), "%s", verbs_errmsg());
+    char mine[900], ga[INET6_ADDRSTRLEN], gb[INET6_ADDRSTRLEN];
+    struct verbs_endpoint me;
+    /* the two ends by device and address: which path failed */
+    side_endpoint(&a, &me);
+    verbs_gid_text(&me.gid, ga, sizeof(ga));
+    verbs_gid_text(&ep.gid, gb, sizeof(gb));
+    snprintf(mine, sizeof(mine), "%s (%s) -> %s (%s): %s", a.dev.name, ga,
+             p.dev, gb, verbs_errmsg());
     /* Ask the far end what it saw; it may be gone. */
     p.timeout_ms = 2000;
     rc2 = peer_done(&p, &r->b);

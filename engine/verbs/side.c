@@ -41,6 +41,7 @@ enum verbs_code side_open(struct verbs_side *s, const struct verbs_test *t,
   memset(s, 0, sizeof(*s));
   s->seed = seed;
   s->qp_timeout = t->qp_timeout;
+  s->retry_cnt = t->retry_cnt;
   if(t->qps < 1 || t->qps > VERBS_MAX_QPS)
     return verbs_fail(VERBS_EINVAL, "qps %d out of range 1..%d", t->qps,
                       VERBS_MAX_QPS);
@@ -123,7 +124,7 @@ enum verbs_code side_connect(struct verbs_side *s,
     ep.qpn = qpn[i];
     ep.psn = psn[i];
     rc = verbs_qp_connect_timeout(s->qp[i], &s->dev, s->psn[i], &ep,
-                                  s->qp_timeout);
+                                  s->qp_timeout, s->retry_cnt);
     if(rc)
       return rc;
   }

@@ -105,6 +105,9 @@ enum verbs_code verbs_gid_get(struct ibv_context *ctx, uint8_t port,
 int verbs_gid_is_ipv4(const union ibv_gid *gid);
 /* Format gid as 32 lowercase hex digits (buf >= 33) / as an IPv6 text. */
 void verbs_gid_hex(const union ibv_gid *gid, char *buf);
+/* The GID as an address: dotted IPv4 when IPv4-mapped, else IPv6 text
+ * (len >= 46). */
+void verbs_gid_text(const union ibv_gid *gid, char *buf, size_t len);
 int verbs_gid_from_hex(const char *hex, union ibv_gid *gid);
 
 /* Bytes of an ibv_mtu value (IBV_MTU_1024 -> 1024); 0 when unknown. */
@@ -204,7 +207,7 @@ uint32_t verbs_random_psn(void);
 /*
  * Take qp RESET -> INIT -> RTR -> RTS towards remote: path MTU =
  * min(d->mtu, remote->mtu), GRH with d->gid_index and hop limit 64,
- * timeout VERBS_QP_TIMEOUT, retry 7, RNR retry 7, min RNR timer 12,
+ * timeout VERBS_QP_TIMEOUT, retry VERBS_RETRY_CNT, RNR retry 7, min RNR timer 12,
  * access local write + remote write + remote read, max_rd_atomic from the
  * device (<= 16).
  */
@@ -223,7 +226,16 @@ enum verbs_code verbs_qp_connect_timeout(struct ibv_qp *qp,
                                          const struct verbs_dev *d,
                                          uint32_t local_psn,
                                          const struct verbs_endpoint *remote,
-                                         int timeout);
+                                         int timeout, int retry);
+/*
+ * retry: ibv_qp_attr.retry_cnt, how many times a requester retransmits
+ * after an ACK timeout before the WR completes IBV_WC_RETRY_EXC_ERR (1..7;
+ * anything else: VERBS_RETRY_CNT, perftest's 7).  Soft-RoCE reads 7 as
+ * "retry for ever" (drivers/infiniband/sw/rxe/rxe_comp.c: "if
+ * (qp->comp.retry_cnt != 7) qp->comp.retry_cnt--"), so there a path that
+ * never ACKs stalls until the run's timeout unless it is 6 or less.
+ */
+#define VERBS_RETRY_CNT 7
 
 /*
  * Post one work request on qp.  signaled: ask for a completion.  laddr /

@@ -31,7 +31,7 @@ static const char *const run_keys[] = {
   "op", "size", "qps", "tx_depth", "rx_depth", "cq_mod", "iters",
   "duration", "bidir", "validate", "inline", "timeout", "memory",
   "hugepages", "numa", "dmabuf", "max_buffer", "device", "port",
-  "gid_index", "peer", "qp_timeout", NULL
+  "gid_index", "peer", "qp_timeout", "retry_cnt", NULL
 };
 static const char *const peer_keys[] = {
   "host", "port", "token", "device", "ib_port", "gid_index", "timeout",
@@ -46,6 +46,17 @@ int verbs_opt_qp_timeout(lua_State *L, const char *fn)
   if(v < 1 || v > 31)
     luaL_error(L, "%s: option 'qp_timeout' must be 1 .. 31 (an ACK timeout "
                "of 4.096 us x 2^n), got %I", fn, v);
+  return (int)v;
+}
+
+/* Option retry_cnt (the same three): ibv_qp_attr.retry_cnt, retransmissions
+ * after ACK timeouts before IBV_WC_RETRY_EXC_ERR. */
+int verbs_opt_retry_cnt(lua_State *L, const char *fn)
+{
+  lua_Integer v = strata_opt_int(L, 1, fn, "retry_cnt", VERBS_RETRY_CNT);
+  if(v < 1 || v > 7)
+    luaL_error(L, "%s: option 'retry_cnt' must be 1 .. 7 (retransmissions "
+               "before a retry-exceeded error), got %I", fn, v);
   return (int)v;
 }
 
@@ -171,6 +182,7 @@ static void get_opts(lua_State *L, const char *fn, enum verbs_kind kind,
                                        kind == VERBS_KIND_LAT ? 220 : 0);
   t->timeout_s = strata_opt_num(L, 1, fn, "timeout", 10);
   t->qp_timeout = verbs_opt_qp_timeout(L, fn);
+  t->retry_cnt = verbs_opt_retry_cnt(L, fn);
   t->hugepages = strata_opt_bool(L, 1, fn, "hugepages", 0);
   t->numa = (int)strata_opt_int(L, 1, fn, "numa", -1);
   if(t->timeout_s <= 0 || t->inline_size < 0)

@@ -64,6 +64,7 @@ static void test_test_roundtrip(void)
   t.numa = -1;
   t.max_buffer = 1 << 26;
   t.qp_timeout = 20;
+  t.retry_cnt = 6;
   CHECK(ctl_fmt_test(buf, sizeof(buf), &t) == 0);
   snprintf(m.line, sizeof(m.line), "SETUP %s", buf);
   CHECK(ctl_parse(&m) == 0);
@@ -71,7 +72,8 @@ static void test_test_roundtrip(void)
   CHECK(u.op == t.op && u.size == t.size && u.qps == 32 &&
         u.tx_depth == 128 && u.rx_depth == 512 && u.iters == 5000 &&
         u.bidir && u.validate && u.numa == -1 && u.max_buffer == 1 << 26 &&
-        u.mem == VERBS_MEM_HOST && u.dmabuf_fd == -1 && u.qp_timeout == 20);
+        u.mem == VERBS_MEM_HOST && u.dmabuf_fd == -1 && u.qp_timeout == 20 &&
+        u.retry_cnt == 6);
   /* an engine from before qptimeout: the agent's default (0 -> 14) */
   snprintf(m.line, sizeof(m.line), "SETUP %s", buf);
   *strstr(m.line, " qptimeout=") = '\0';
@@ -82,6 +84,16 @@ static void test_test_roundtrip(void)
   CHECK(ctl_parse(&m) == 0);
   CHECK(ctl_parse_test(&m, &u, err, sizeof(err)) == -1);
   CHECK(strstr(err, "'qptimeout'") != NULL);
+  /* retry: absent (an older engine) is the default, 8 is refused */
+  snprintf(m.line, sizeof(m.line), "SETUP %s", buf);
+  *strstr(m.line, " retry=") = '\0';
+  CHECK(ctl_parse(&m) == 0);
+  CHECK(ctl_parse_test(&m, &u, err, sizeof(err)) == 0 && u.retry_cnt == 0);
+  snprintf(m.line, sizeof(m.line), "SETUP %s", buf);
+  memcpy(strstr(m.line, "retry=6") + 6, "8", 1);
+  CHECK(ctl_parse(&m) == 0);
+  CHECK(ctl_parse_test(&m, &u, err, sizeof(err)) == -1);
+  CHECK(strstr(err, "'retry'") != NULL);
   /* a bad field is named */
   snprintf(m.line, sizeof(m.line), "SETUP %s", buf);
   memcpy(strstr(m.line, "qps=32") + 4, "00", 2);   /* qps=00 -> 0 */

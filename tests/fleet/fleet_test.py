@@ -24,6 +24,12 @@ golden  salloc -p rdma -N 3: g2's eth0 MTU set apart inside the guest, then
         `strata site init --fleet slurm` (the majority's golden, g2 named)
         and H4 across the nodes: FAIL on g2 naming the MTU, the Summary's
         configuration rows against the golden and the majority.
+rails   salloc -p rdma -N 3: rxe1 added in each guest on its tap NIC, R1-R3
+        with site.rdma.devices rxe0, rxe1 and cross_rail: pairs per device,
+        same rail PASS, cross rail (no route between the subnets) ERROR in
+        seconds, a rail finding and no suspect (docs/fleet.md "Rails").
+timeout salloc -N 3: fleet_run's own timeout stops a run for real: salloc's
+        session killed, the job cancelled, nothing left in the nodes.
 faults  salloc -N 5: n2's `strata node` killed mid-run, n3's stopped
         (SIGSTOP: hung), n4's agent port taken before its agent starts,
         n5's agent killed mid-run (pairs run the slow fixture FT1, so the
@@ -123,9 +129,27 @@ fleet:
     return path
 
 
-def fleet_run(nodes, args, name, during=None, partition=None):
+# (the script's folder is on sys.path)
+from bedrun import JOB, running, session_pids, settle, stop, stop_on_signals  # noqa: E402
+
+stop_on_signals(env)
+
+
+# ctest's TIMEOUT for this test (tests/fleet/CMakeLists.txt): a fleet run
+# is stopped here in time, before ctest kills this script and leaves an
+# allocation behind
+T0 = time.monotonic()
+BUDGET = float(os.environ.get("FLEET_TEST_TIMEOUT") or 0)
+
+
+def fleet_run(nodes, args, name, during=None, partition=None, timeout=300):
+    """salloc + strata run --fleet slurm; (rc, output stem, wall s).  Past
+    timeout s, or 20 s before the test's own timeout, the run is stopped
+    (bedrun.stop) and rc is 124."""
+    if BUDGET:
+        timeout = min(timeout, T0 + BUDGET - 20 - time.monotonic())
     out = os.path.join(work, name)
-    cmd = ["salloc", "-N", str(nodes), "--job-name", "strata-fleet-test"] + \
+    cmd = ["salloc", "-N", str(nodes), "--job-name", JOB] + \
           (["-p", partition] if partition else []) + [
            strata, "run", "--fleet", "slurm", "-o", out + ".xlsx",
            "--json", out + ".json", "--junit", out + ".xml"] + args
@@ -134,13 +158,26 @@ def fleet_run(nodes, args, name, during=None, partition=None):
         if os.path.exists(out + ext):
             os.unlink(out + ext)
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, env=env, cwd=root, text=True,
+    # its own session: on a timeout its whole process group goes
+    p = subprocess.Popen(cmd, env=env, cwd=root, text=True, start_new_session=True,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if during:
-        during(out + ".jsonl")
-    text, _ = p.communicate(timeout=300)
+    running.append(p)
+    try:
+        if during:
+            during(out + ".jsonl")
+        text, _ = p.communicate(timeout=max(1, timeout - (time.monotonic() - t0)))
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        stop(p, env)
+        text, _ = p.communicate()
+        left = settle(lambda: session_pids(p.pid), 5)
+        check(not left, "nothing of the stopped run is left on this host: %s" % left)
+        rc = 124
+        print("fleet run %s did not end within %d s: stopped (rc 124)" % (name, timeout))
+    finally:
+        running.remove(p)
     sys.stdout.write(text[-4000:])
-    return p.returncode, out, time.monotonic() - t0
+    return rc, out, time.monotonic() - t0
 
 
 def run_mode():
@@ -800,7 +837,123 @@ def golden_mode():
         guest("g2", "ip link set eth0 mtu %s" % mtu0)
 
 
-{"run": run_mode, "faults": faults_mode, "sbatch": sbatch_mode, "rdma": rdma_mode,
- "diag": diag_mode, "golden": golden_mode}[mode]()
+def rails_mode():
+    """Pairs per RDMA device (docs/fleet.md "Rails") on the RDMA nodes: a
+    second Soft-RoCE device rxe1 added in each guest on its tap NIC (the
+    bed's bridge, another subnet than rxe0's segment: no route between
+    the rails, as on a rail-only fabric), a fleet run of R1-R3 with
+    site.rdma.devices rxe0, rxe1 and cross_rail on a ring; the workbook
+    read back: same-rail R2/R3 PASS on both rails for every ring pair,
+    every cross-rail pair ERROR within seconds (retry_cnt 6: rxe reads 7 as
+    never give up) naming both ends, the Rails table, a rail finding and
+    no suspect; rxe1 removed after."""
+    guests = bedenv["FLEET_GUESTS"].split()
+    check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
+
+    def guest(node, script):
+        return subprocess.run(["srun", "-p", "rdma", "-N1", "-n1", "-w", node,
+                               "--quiet", "sh", "-c", script],
+                              env=env, capture_output=True, text=True, timeout=60)
+    add = ("for d in /sys/class/net/eth*; do [ ${d##*/} = eth0 ] || dev=${d##*/}; done; "
+           "rdma link add rxe1 type rxe netdev $dev || exit 1; i=0; "
+           "while ! grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state; do "
+           "i=$((i+1)); [ $i -gt 100 ] && exit 1; sleep 0.1; done; echo rxe1 on $dev")
+    try:
+        for g in guests:
+            p = guest(g, add)
+            check(p.returncode == 0, "%s: %s %s" % (g, p.stdout.strip(), p.stderr.strip()))
+        site = diag_site("rails", "  pairs: { mode: ring, cross_rail: true }\n")
+        text = open(site).read().replace("  port: 1\n", "  port: 1\n  retry_cnt: 6\n  devices:\n"
+                                         "    - { device: rxe0, port: 1 }\n"
+                                         "    - { device: rxe1, port: 1 }\n", 1)
+        with open(site, "w") as f:
+            f.write(text)
+        rc, out, wall = fleet_run(3, ["--site", site, "--profile",
+                                      os.path.join(root, "lab", "thresholds.yaml"),
+                                      "--only", "R1", "--only", "R2", "--only", "R3", "specs"],
+                                  "rails", partition="rdma")
+    finally:
+        for g in guests:
+            guest(g, "rdma link delete rxe1")
+    check(rc == 1, "fleet run on two rails ends FAIL/ERROR: the cross-rail pairs (rc %d, %.1f s)"
+          % (rc, wall))
+    recs = records(out + ".jsonl")
+    res = [r for r in recs if r["type"] == "result" and r.get("phase") == "pair"
+           and r["id"] in ("R2", "R3")]
+    for r in sorted(res, key=lambda r: (r["id"], r.get("rail"), r["pair"])):
+        print("  %s %-5s %s:%s -> %s:%s %s %.1f s %s" % (
+            r["id"], r.get("rail"), r["pair"][0], (r.get("pair_devices") or "??")[0],
+            r["pair"][1], (r.get("pair_devices") or "??")[1], r["status"],
+            r.get("duration_s") or 0, (r.get("reason") or "")[:200]))
+    seen = {(r["id"], r["pair"][0], r["pair"][1], tuple(r.get("pair_devices") or ()), r.get("rail"))
+            for r in res}
+    check(len(seen) == 24 and len(res) == 24,
+          "R2, R3 on 3 node pairs x 4 device pairs, measured once each: %d" % len(res))
+    check(not [r for r in recs if r["type"] == "result" and r.get("phase") == "confirm"],
+          "no pair measured again (no suspect to confirm)")
+    ip = {g: a for g, a in zip(guests, bedenv["FLEET_GUEST_ADDRS"].split())}
+    cross = [r for r in res if r.get("rail") == "cross"]
+    for r in cross:
+        (a, b), (da, db) = r["pair"], r["pair_devices"]
+        far = ip[b] if db == "rxe1" else "10.78.1.%d" % (guests.index(b) + 1)
+        why = r.get("reason") or ""
+        check(r["status"] == "ERROR" and (r.get("duration_s") or 99) < 8
+              and "%s (" % da in why and "-> %s (%s)" % (db, far) in why
+              and "transport retry counter exceeded" in why,
+              "%s %s:%s -> %s:%s ERROR in %.1f s naming both ends and the retry error: %s"
+              % (r["id"], a, da, b, db, r.get("duration_s") or 0, why[:160]))
+    wb = openpyxl.load_workbook(out + ".xlsx")
+    rows = sheet_rows(wb["Pairs"])
+    hdr = [i for i, r in enumerate(rows) if r[:4] == ["Test", "From", "To", "Status"]]
+    prow = {}
+    for r in rows[hdr[0] + 1:] if hdr else []:
+        if r and r[0]:
+            prow[(r[0], r[1], r[2])] = r
+    ring = [(guests[i], guests[(i + 1) % 3]) for i in range(3)]
+    same = [(t, "%s:%s" % (a, d), "%s:%s" % (b, d)) for t in ("R2", "R3") for a, b in ring
+            for d in ("rxe0", "rxe1")]
+    check(all(prow.get(k) and prow[k][3] == "PASS" and prow[k][7] == "same" for k in same),
+          "Pairs sheet: same-rail R2 and R3 PASS on rxe0 and rxe1 for every ring pair: %s"
+          % [(k, prow.get(k, [None] * 4)[3]) for k in same])
+    rt = [i for i, r in enumerate(rows) if r[:4] == ["Test", "Rail", "Pairs", "FAIL/ERROR"]]
+    table = sorted(tuple(r[:4]) for r in rows[rt[0] + 1:rt[0] + 5]) if rt else []
+    check(table == [("R2", "cross", 6, 6), ("R2", "same", 6, 0), ("R3", "cross", 6, 6),
+                    ("R3", "same", 6, 0)],
+          "Pairs sheet's Rails table: same rail 6 pairs 0 bad, cross rail 6 of 6 bad: %s" % table)
+    summ = {}
+    for r in sheet_rows(wb["Summary"]):
+        if r and r[0]:
+            summ.setdefault(r[0], []).append(r[1])
+    check(str((summ.get("Suspect") or [""])[0]).startswith("none") and
+          not [k for k in summ if str(k).startswith("Suspect ")],
+          "Summary: no suspect: %s" % summ.get("Suspect"))
+    finding = summ.get("Rail finding") or []
+    check(len(finding) == 2 and all("cross rail: 0 of 6 pairs connect, same rail all 6 good"
+                                    in str(x) for x in finding),
+          "Summary: a rail finding per test: %s" % finding)
+    att = [r for r in sheet_rows(wb["Attribution"]) if r and r[0] == "rail"]
+    check(len(att) == 12, "Attribution sheet: the 12 cross-rail pairs under the rail finding")
+
+
+def timeout_mode():
+    """fleet_run's own timeout: a run of FT1 sleeping 8 s five times
+    (--repeat 5: 40 s) on 3 nodes, stopped after 12 s: rc 124, salloc's session empty, the job gone from
+    the bed and no `strata node` left in the nodes' namespaces."""
+    site = site_file("fleet_test: { sleep_s: 8 }\n")
+    rc, out, wall = fleet_run(3, ["--site", site, "--only", "FT1", "--repeat", "5",
+                                  os.path.join(here, "specs")], "timeout", timeout=12)
+    check(rc == 124 and wall < 40, "the run stopped at its timeout (rc %d, %.1f s)" % (rc, wall))
+    # slurmd ends a cancelled job's steps within seconds (COMPLETING meanwhile)
+    jobs = settle(lambda: subprocess.run(["squeue", "-h", "--name", JOB, "-o", "%i %T"],
+                                         env=env, capture_output=True, text=True,
+                                         timeout=30).stdout.strip())
+    check(not jobs, "no job %s left on the bed: %r" % (JOB, jobs))
+    left = settle(lambda: [(n, pid) for n in ("n1", "n2", "n3")
+                           for pid in pids_in(n, ["strata", "node"])])
+    check(not left, "no `strata node` left in the nodes: %s" % left)
+
+
+{"run": run_mode, "timeout": timeout_mode, "faults": faults_mode, "sbatch": sbatch_mode, "rdma": rdma_mode,
+ "diag": diag_mode, "golden": golden_mode, "rails": rails_mode}[mode]()
 print("%d failed" % len(fails))
 sys.exit(1 if fails else 0)

@@ -6,8 +6,7 @@
 -- runs, one device rxe0 each) given devices in memory, as strata.fleet.run
 -- tags them (pair_devices, rail).  Rail rxe0 is the clean run's pairs,
 -- rail rxe1 the run with g2's NIC held up 60 ms: g2:rxe1 is the bad NIC.
--- No run measured two devices per node: the rxe1 records are a second
--- device's only by this relabelling.
+-- Section 3 reads a real two-device run of the bed (rails-cross-3guests).
 local journal = require "strata.journal"
 local fmodel = require "strata.fleet.model"
 local plan = require "strata.fleet.plan"
@@ -173,6 +172,62 @@ got = py:read("a")
 py:close()
 check(got:find("('g1:rxe0', '0000:03:00.0')", 1, true) and got:find("('g1:rxe1', '0000:08:00.0')", 1, true),
       "Pairs sheet: a GPU column, each R4 pair's GPU: " .. got)
+
+-- 3. a real two-rail run (fixtures/fleet/rails-cross-3guests.jsonl: the
+-- bed's guests, rxe1 on another subnet than rxe0): every cross-rail pair
+-- ERROR, every same-rail pair PASS is the fabric's, no suspect
+local RAILS = dir .. "/rails-cross-3guests.jsonl"
+fm = fmodel.build(journal.read(RAILS))
+local a = fm.attribution
+local finding = {}
+for _, x in ipairs(a.rails or {}) do
+  finding[#finding + 1] = ("%s %d/%d"):format(x.test, #x.evidence, x.same)
+end
+check(#a.suspects == 0 and #a.unconfirmed == 0 and #a.watch == 0,
+      "cross rail all ERROR, same rail all PASS: no suspect node, NIC or link: " .. suspects(fm))
+check(table.concat(finding, ",") == "R2 6/6,R3 6/6",
+      "a rail finding per test, its 6 cross-rail pairs as evidence: " .. table.concat(finding, ","))
+local t = a.rails and a.rails[1].text or ""
+check(t:find("R2 cross rail: 0 of 6 pairs connect, same rail all 6 good", 1, true)
+      and t:find("rxe0 (10.78.1.1) -> rxe1 (10.213.79.102)", 1, true)
+      and t:find("transport retry counter exceeded", 1, true),
+      "its text says what and gives the real error naming both ends: " .. t)
+report.write(fm, { xlsx = out .. "/rails-cross.xlsx", json = out .. "/rails-cross.json" })
+f = assert(io.open(out .. "/rails-cross.json"))
+j = cjson.decode(f:read("a"))
+f:close()
+check(#(j.attribution.rails or {}) == 2 and next(j.attribution.suspects) == nil,
+      "JSON: attribution.rails, no suspect")
+py = io.popen(("/usr/bin/python3 -c \"import openpyxl; wb = openpyxl.load_workbook('%s'); "
+  .. "print(sum(1 for r in wb['Attribution'].iter_rows(values_only=True) if r[0] == 'rail')); "
+  .. "print([r[0] for r in wb['Summary'].iter_rows(values_only=True) if r[0] and "
+  .. "(r[0].startswith('Suspect') or r[0] == 'Rail finding')])\"")
+  :format(out .. "/rails-cross.xlsx"))
+got = py:read("a")
+py:close()
+check(got == "12\n['Suspect', 'Rail finding', 'Rail finding']\n",
+      "workbook: 12 cross-rail rows on Attribution, Summary 'Suspect' none and two rail findings: "
+      .. got)
+-- the pattern broken either way (a pair cell changed in memory): back to
+-- the suspects' rules
+local function with(key, status, reason)
+  local m = fmodel.build(journal.read(RAILS))
+  local e = assert(m.pairs.cells[key], key)
+  e.status, e.reason = status, reason
+  return require("strata.fleet.attrib").build(m)
+end
+a = with("R2|g2:rxe1|g3:rxe1", "ERROR", "(a same-rail pair made ERROR in memory)")
+check(#(a.rails or {}) == 1 and a.rails[1].test == "R3",
+      "a same-rail pair bad: no R2 rail finding (R3's stands)")
+a = with("R3|g3:rxe1|g1:rxe0", "PASS", nil)
+-- (links "not confirmed": this run's launcher re-measured nothing)
+local links = {}
+for _, x in ipairs(a.unconfirmed) do
+  if x.kind == "link" then links[#links + 1] = x.name end
+end
+check(#(a.rails or {}) == 1 and a.rails[1].test == "R2" and #links == 5,
+      "one cross-rail pair good: no R3 rail finding, its 5 bad cross pairs are links again: "
+      .. table.concat(links, "; "))
 
 -- one device: no rail fields anywhere
 fm = fmodel.build(journal.read(dir .. "/" .. HELD))

@@ -5,6 +5,7 @@ faulty  gpu-node-2 faulty: the fleet workbook's node x rung matrix, the
         label/annotation PATCHes of both nodes, strata's taint added to
         gpu-node-2 beside the operator's (with the node's resourceVersion)
 fixed   the fault gone: strata's taint removed, the operator's kept
+usage   --pairs and --until-pass (the Slurm launcher's): exit 2, no request
 always  every object strata POSTed validates against Kubernetes 1.33 and
         every one is DELETEd by name; nothing else is ever deleted;
         the rendered CronJob and RBAC validate too
@@ -46,6 +47,15 @@ def matrix(xlsx):
 
 rc = {n: open(os.path.join(tmp, n + ".rc")).read().strip() for n in ("dry", "faulty", "fixed")}
 check(rc == {"dry": "1", "faulty": "1", "fixed": "0"}, "exit codes %s" % rc)
+usage = {n: (open(os.path.join(tmp, n + ".rc")).read().strip(),
+             open(os.path.join(tmp, n + ".err")).read()) for n in ("pairs", "untilpass")}
+check(usage["pairs"][0] == "2" and "--fleet k8s runs no pairs" in usage["pairs"][1],
+      "--pairs under --fleet k8s: a usage error (exit 2) saying why: %s" % (usage["pairs"],))
+check(usage["untilpass"][0] == "2" and "run each cell once" in usage["untilpass"][1],
+      "--until-pass under --fleet k8s: a usage error (exit 2): %s" % (usage["untilpass"],))
+before, after = (open(os.path.join(tmp, "requests-%s-usage" % w)).read().strip()
+                 for w in ("before", "after"))
+check(before == after, "no API request for either (%s -> %s requests)" % (before, after))
 dry = reqs(os.path.join(tmp, "requests-dry.jsonl"))
 check(dry and all(r["method"] in ("POST", "DELETE") for r in dry),
       "--dry-run: only the run's own Jobs and ConfigMaps, no PATCH (%d requests)" % len(dry))

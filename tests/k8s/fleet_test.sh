@@ -41,6 +41,11 @@ rm "$tmp/faults/gpu-node-2"
 run fixed --act label,taint
 # a WARN (the FT1 fixture past a warn band): passes, labelled WARN
 run warn --act label --set FT1.slept_s.warn.min=100 --only FT1
+# options of the Slurm launcher only: exit 2 before any request
+wc -l < "$tmp/state/requests.jsonl" > "$tmp/requests-before-usage"
+run pairs --pairs ring
+run untilpass --until-pass 2
+wc -l < "$tmp/state/requests.jsonl" > "$tmp/requests-after-usage"
 # the health CronJob's command on one node (as its pod runs it): the
 # textfile gauges and the node's labels through the same API
 touch "$tmp/faults/gpu-node-1"

@@ -47,9 +47,9 @@ PATH: spec files or folders (default: specs/).
                           each Node, strata's NoSchedule taint while the
                           model says drain
   --dry-run               print what --act would run, run nothing
-  --until-pass N          (--fleet) a FAILed or ERRORed cell again, at most N
+  --until-pass N          (--fleet slurm) a FAILed or ERRORed cell again, at most N
                           tries: failed then passed is FLAKY
-  --repeat N              (--fleet) every cell N times; every try is kept
+  --repeat N              (--fleet slurm) every cell N times; every try is kept
   --pairs MODE            (--fleet slurm) ring, all or phased: which node
                           pairs R2/R3 run between (site.fleet.pairs.mode)
   --baseline FILE.jsonl   an earlier run's journal: a "vs baseline" column

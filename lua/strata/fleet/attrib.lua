@@ -20,6 +20,10 @@
 -- per device, ends "node:device") a node is judged over all its devices'
 -- pairs, then, among the pairs no suspect node explains, a NIC by the
 -- same leave-one-out over the ends; a link is "g2:rxe1 <-> g3:rxe1".
+-- Every cross-rail pair of a test bad while every same-rail pair is good
+-- is the fabric's (no path between the rails: a rail-only fabric or
+-- missing routing), not any node's, NIC's or link's: a rail finding, and
+-- those pairs name no suspect.
 local model = require "strata.fleet.model"
 
 local M = {}
@@ -118,10 +122,48 @@ local function leave_one_out(names, list, ends, crit, dir)
   return found, explained, watch
 end
 
+-- The rail finding of one test's pairs, or nil: every cross-rail pair
+-- FAIL/ERROR and every same-rail pair not.  Marks the cross-rail pairs
+-- explained.
+local function rail_pattern(id, list, explained, dir)
+  local same, cross, n = {}, {}, { ERROR = 0, FAIL = 0 }
+  for _, p in ipairs(list) do
+    if p.rail == "same" then same[#same + 1] = p elseif p.rail == "cross" then cross[#cross + 1] = p end
+  end
+  if #same == 0 or #cross == 0 then return nil end
+  for _, p in ipairs(same) do if BAD[p.status] then return nil end end
+  for _, p in ipairs(cross) do
+    if not BAD[p.status] then return nil end
+    n[p.status] = n[p.status] + 1
+  end
+  local ev = {}
+  for _, p in ipairs(cross) do
+    explained[p] = true
+    ev[#ev + 1] = evidence_of(p, nil, judge_pair(p, nil, dir, {}), dir)
+  end
+  local head = n.FAIL == 0 and ("0 of %d pairs connect"):format(#cross)
+    or ("0 of %d pairs pass (%d ERROR, %d FAIL)"):format(#cross, n.ERROR, n.FAIL)
+  -- one pair's reason as the example, without the spec's "file:line: "
+  local why = tostring(cross[1].reason or cross[1].status):gsub("^[%w_/.-]+%.lua:%d+: ", "")
+  return { kind = "rail", name = "cross rail", test = id, pairs = #cross, same = #same,
+           evidence = ev,
+           text = ("%s cross rail: %s, same rail all %d good: a rail-only fabric or missing "
+             .. "routing between the rails, not a node or NIC; e.g. %s %s: %s")
+             :format(id, head, #same, cross[1].status, ev[1].pair, why:sub(1, 240)) }
+end
+
 -- Suspect nodes, NICs (on rails: one device of a node whose every pair is
--- bad while the node's other devices are good) and links of one pair test.
+-- bad while the node's other devices are good) and links of one pair
+-- test, and its rail finding.
 local function one_test(fm, id, list, crit, names)
   local dir = model.direction(fm.criteria, id, list[1] and list[1].metric)
+  local fabric = {}
+  local rail = fm.pairs and fm.pairs.devices and rail_pattern(id, list, fabric, dir)
+  if rail then
+    local rest = {}
+    for _, p in ipairs(list) do if not fabric[p] then rest[#rest + 1] = p end end
+    list = rest
+  end
   local nodes, explained, watch = leave_one_out(names, list,
     function(p) return p.na or p.a, p.nb or p.b end, crit, dir)
   local nics = {}
@@ -144,7 +186,7 @@ local function one_test(fm, id, list, crit, names)
       end
     end
   end
-  return nodes, links, watch, nics
+  return nodes, links, watch, nics, rail
 end
 
 -- R7: per multi-sender cell, each sender's share against the cell's median
@@ -180,8 +222,9 @@ local function incast(fm, crit)
   return out
 end
 
--- fm.attribution = { suspects = { {kind = "node"|"link", name, evidence,
--- text} }, flaky = { {node, cells = { {id, pair, cell, reason} } } },
+-- fm.attribution = { suspects = { {kind = "node"|"nic"|"link", name,
+-- evidence, text} }, flaky = { {node, cells = { {id, pair, cell, reason} } } },
+-- rails = { {kind = "rail", test, pairs, same, evidence, text} } or nil,
 -- rule = text }.
 function M.build(fm)
   local crit = {}
@@ -195,9 +238,10 @@ function M.build(fm)
   local ids = {}
   for id in pairs(by) do ids[#ids + 1] = id end
   table.sort(ids)
-  local watch, by_nic = {}, {}
+  local watch, by_nic, rails = {}, {}, {}
   for _, id in ipairs(ids) do
-    local nodes, l, w, nics = one_test(fm, id, by[id], crit, names)
+    local nodes, l, w, nics, rail = one_test(fm, id, by[id], crit, names)
+    rails[#rails + 1] = rail
     for n, ev in pairs(nics) do
       by_nic[n] = by_nic[n] or {}
       for _, e in ipairs(ev) do table.insert(by_nic[n], e) end
@@ -284,6 +328,7 @@ function M.build(fm)
           table.concat(parts, "; ")) }
     end
   end
+  a.rails = #rails > 0 and rails or nil
   M.confirm(fm, a, crit)
   a.flaky = M.flaky_nodes(fm)
   return a

@@ -19,6 +19,7 @@ function M.lines(fm)
     out[#out + 1] = { "Suspect", "none (no node or link stands out of the pair matrices and R7)" }
   end
   for _, s in ipairs(a.suspects) do out[#out + 1] = { "Suspect " .. s.kind, s.text } end
+  for _, s in ipairs(a.rails or {}) do out[#out + 1] = { "Rail finding", s.text } end
   for _, s in ipairs(a.unconfirmed or {}) do out[#out + 1] = { "Not confirmed", s.text } end
   for _, s in ipairs(a.watch or {}) do out[#out + 1] = { "Watch", s.text } end
   local ph = fm.phased
@@ -93,6 +94,7 @@ function M.write_attribution(ctx, fm, sheet, header)
     r = r + 1
   end
   r = M.write_unconfirmed(ws, F, r, a, header)
+  r = M.write_rails(ws, F, r, a, header)
   r = M.write_phased(ws, F, r, fm, header)
   r = r + 1
   ws:write(r, 0, "Tries of the cells that ran more than once (FLAKY: failed a try, "
@@ -148,6 +150,34 @@ function M.write_unconfirmed(ws, F, r, a, header)
       ws:write(r, 5, num(e.value), F.num)
       ws:write(r, 6, num(c.value), F.num)
       ws:write(r, 7, num(c.ratio), F.num)
+      ws:write(r, 8, e.why or "", F.wrap)
+      r = r + 1
+    end
+  end
+  return r
+end
+
+-- On the Attribution sheet: the rail findings (every cross-rail pair of
+-- a test bad, every same-rail pair good: the fabric's, no suspect), each
+-- cross-rail pair with why.
+function M.write_rails(ws, F, r, a, header)
+  if not a.rails then return r end
+  r = r + 1
+  ws:write(r, 0, "Rails: every cross-rail pair bad, every same-rail pair good (the "
+    .. "fabric's, not a node's or NIC's: no suspect named from them)", F.h2)
+  r = r + 1
+  header(ws, F, r, { "Kind", "Rail", "Test", "Pair", "Status", "Pairs", "Same rail good",
+                     "", "Why" })
+  r = r + 1
+  for _, s in ipairs(a.rails) do
+    for _, e in ipairs(s.evidence) do
+      ws:write(r, 0, s.kind, F.text)
+      ws:write(r, 1, s.name, F.key)
+      ws:write(r, 2, e.test, F.text)
+      ws:write(r, 3, e.pair, F.text)
+      ws:write(r, 4, e.status, F.status[e.status] or F.text)
+      ws:write(r, 5, s.pairs, F.num)
+      ws:write(r, 6, s.same, F.num)
       ws:write(r, 8, e.why or "", F.wrap)
       r = r + 1
     end
@@ -377,8 +407,14 @@ function M.json(fm)
   for _, s in ipairs(a.watch or {}) do
     watch[#watch + 1] = { kind = s.kind, name = s.name, text = s.text, evidence = s.evidence }
   end
+  local rails
+  for _, s in ipairs(a.rails or {}) do
+    rails = rails or {}
+    rails[#rails + 1] = { kind = s.kind, name = s.name, test = s.test, pairs = s.pairs,
+                          same = s.same, text = s.text, evidence = s.evidence }
+  end
   return { rule = a.rule, suspects = suspects, unconfirmed = unconfirmed, watch = watch,
-           flaky_nodes = a.flaky, flaky_cells = #(fm.flaky or {}), phased = fm.phased }
+           rails = rails, flaky_nodes = a.flaky, flaky_cells = #(fm.flaky or {}), phased = fm.phased }
 end
 
 return M

@@ -158,7 +158,22 @@ local function finish(cfg, k, o, run, jpath, xlsx, modes, sevm)
   return require("strata.verdict").exit_code { verdict = fm.verdict, run = {} }
 end
 
+-- Options of the Slurm launcher this one has no use for: its pairs are
+-- SKIP here (the runner Job's) and its node Jobs run each cell once.  A
+-- usage error (exit 2) rather than an option silently ignored.
+local SLURM_ONLY = {
+  pairs = "--pairs picks the node pairs R2/R3 run between under --fleet slurm; "
+    .. "--fleet k8s runs no pairs (they are SKIP here, the runner Job's: strata k8s runner)",
+  ["repeat"] = "--repeat runs the cells of --fleet slurm again; the node Jobs of "
+    .. "--fleet k8s run each cell once",
+  until_pass = "--until-pass runs the cells of --fleet slurm again; the node Jobs of "
+    .. "--fleet k8s run each cell once",
+}
+
 function M.main(o, paths, argv)
+  for _, k in ipairs { "pairs", "repeat", "until_pass" } do
+    if o[k] then error(require("strata.args").usage_error(SLURM_ONLY[k]), 0) end
+  end
   local s, order = fleetrun.load_plan(o, paths)
   if not s then return 2 end
   local k = type(s.site.k8s) == "table" and s.site.k8s or nil

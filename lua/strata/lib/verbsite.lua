@@ -14,6 +14,8 @@
 --   lat_iters                   per cell (default 1000)
 --   tx_depth, max_buffer_mb, bw_sizes, bw_qps (restrict R2's matrix)
 --   qp_timeout                  RC ACK timeout exponent, or auto (set_qp_timeout)
+--   retry_cnt                   RC retransmissions before a retry-exceeded
+--                               error (1..7, default 7; rxe reads 7 as never)
 -- site.peers.<name>: host, port (18515), device, ib_port, gid_index,
 --   token_env (a variable holding the token) or token_file.
 local aff = require "strata.lib.affinity"
@@ -28,7 +30,8 @@ function M.local_opts(site)
   local gid = r.gid_index
   if gid == "auto" then gid = nil end
   return { device = r.device, port = r.port, gid_index = gid,
-           qp_timeout = r.qp_timeout ~= "auto" and r.qp_timeout or nil }
+           qp_timeout = r.qp_timeout ~= "auto" and r.qp_timeout or nil,
+           retry_cnt = r.retry_cnt }
 end
 
 -- The RC ACK timeout (4.096 us x 2^n) for a bandwidth run o whose QPs all
