@@ -1,7 +1,9 @@
 -- RUNBOOK R2: host-memory RDMA WRITE bandwidth over RC, message size x QP
 -- count, measured in C as perftest's ib_write_bw does (bytes completed /
 -- (last completion - first post)).  PASS: >= 90% of the line rate (the
--- site's, else the port's from inventory).  The far end is the agent
+-- site's, else the port's from inventory) in the cells of 64 KiB and up
+-- over 4 QPs and more (specs/thresholds.yaml's where); smaller cells are
+-- measured and reported, not judged.  The far end is the agent
 -- named by site.rdma.peer (`strata serve` there), else loopback on this
 -- device.  The run's port counter deltas become metrics (counters.*) that
 -- R6 judges.
