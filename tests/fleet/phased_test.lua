@@ -148,6 +148,18 @@ table.insert(recs, #recs, { type = "phased", reference = { pair = "g3->g1" }, pa
             { node = "g2", admitted = false, step = "admit", why = g.why },
             { node = "g3", admitted = true, step = "reference", via = "g3->g1", why = "the reference pair" } },
   steps = { { step = "ring", pair = "g1->g2", a = "g1", b = "g2", verdict = "below the gate", why = g.why } } })
+-- rails: the gate reads the worst same rail; cross-rail pairs (all ERROR
+-- on a rail-only fabric) gate nothing, unless a pair ran on them alone
+local good = { R2 = { status = "PASS", value = 90, dir = "min" } }
+local slow = { R2 = { status = "PASS", value = 40, dir = "min" } }
+local dead = { R2 = { status = "ERROR", reason = "transport retry counter exceeded" } }
+check(phased.rail_outcome({ same = { good, slow }, cross = { dead, dead } }).R2.value == 40,
+      "same rails: the worst (lowest) of them; cross-rail ERRORs left out of the gate")
+check(phased.rail_outcome({ same = { good, dead }, cross = {} }).R2.status == "ERROR",
+      "a same rail that ERRORs fails the pair")
+check(phased.rail_outcome({ same = {}, cross = { dead } }).R2.status == "ERROR",
+      "a cross-rail pair measured alone (a confirmation) by its own outcome")
+
 local fm = fmodel.build(recs)
 check(fm.phased and fm.phased.refused == 1, "the model keeps the phased record")
 local xlsx = out .. "/phased_test.xlsx"

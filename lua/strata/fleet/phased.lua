@@ -89,6 +89,35 @@ function M.gate(out, ref, crit)
   return { why = table.concat(why, "; "), ratio = worst }
 end
 
+-- The worst of a node pair's per-rail outcomes per test (a FAIL or
+-- ERROR rail, else the lowest headline): a node is admitted only when
+-- every rail to it is good.
+local RANK = { ERROR = 4, FAIL = 3, WARN = 2 }
+function M.worst(outs)
+  local w = {}
+  for _, o in ipairs(outs) do
+    for id, x in pairs(o) do
+      local y = w[id]
+      local rx, ry = RANK[x.status] or 0, y and (RANK[y.status] or 0)
+      if not y or rx > ry or (rx == ry and type(x.value) == "number"
+          and type(y.value) == "number"
+          and (x.dir == "max" and x.value > y.value or x.dir ~= "max" and x.value < y.value)) then
+        w[id] = x
+      end
+    end
+  end
+  return w
+end
+
+-- A node pair's outcome for the gate from its rails' ({ same = {outcome},
+-- cross = {outcome} }): the worst same rail.  Cross-rail pairs are
+-- measured, reported and attributed but gate nothing: on a rail-only
+-- fabric every one fails, and would refuse every node.  A pair measured
+-- on cross rails alone (a confirmation of a cross-rail link): its own.
+function M.rail_outcome(l)
+  return M.worst(#l.same > 0 and l.same or l.cross)
+end
+
 local function label(p) return p[1] .. "->" .. p[2] end
 
 -- The gate's reference per test: the best headline among the pairs

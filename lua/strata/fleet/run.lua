@@ -299,26 +299,6 @@ function M.tries(o)
   return math.tointeger(n), o["repeat"] and "repeat" or "until_pass"
 end
 
--- The worst of a node pair's per-rail outcomes per test (a FAIL or
--- ERROR rail, else the lowest headline): phased admits a node only when
--- every rail to it is good.
-local RANK = { ERROR = 4, FAIL = 3, WARN = 2 }
-local function worst_of(outs)
-  local w = {}
-  for _, o in ipairs(outs) do
-    for id, x in pairs(o) do
-      local y = w[id]
-      local rx, ry = RANK[x.status] or 0, y and (RANK[y.status] or 0)
-      if not y or rx > ry or (rx == ry and type(x.value) == "number"
-          and type(y.value) == "number"
-          and (x.dir == "max" and x.value > y.value or x.dir ~= "max" and x.value < y.value)) then
-        w[id] = x
-      end
-    end
-  end
-  return w
-end
-
 -- One pair's step: site.rdma.device and the far end's device set to the
 -- pair's rail devices when it has them.
 local function pair_task(c, p, phase)
@@ -343,8 +323,9 @@ end
 -- pair runs once per device pair (strata.fleet.plan.rail_pairs).  c:
 -- agents, base_site, tests, work, peer_site, crit, rails, cross.  Returns
 -- measure(list, phase) -> "a->b" -> outcome per test
--- (strata.fleet.phased.outcome, the worst rail's): phased decides its
--- next pairs from them, the confirmation re-measures with phase "confirm".
+-- (strata.fleet.phased.outcome, rails folded by phased.rail_outcome):
+-- phased decides its next pairs from them, the confirmation re-measures
+-- with phase "confirm".
 local function pair_measure(st, c)
   return function(list, phase)
     local by_label = {}
@@ -362,7 +343,7 @@ local function pair_measure(st, c)
             st.j:write(r)
             rs[#rs + 1] = r
           end
-          recs[#recs + 1] = { label = a .. "->" .. b, recs = rs }
+          recs[#recs + 1] = { label = a .. "->" .. b, recs = rs, rail = p.rail }
         else
           local t = pair_task(c, p, phase)
           t.label = a .. "->" .. b
@@ -372,12 +353,13 @@ local function pair_measure(st, c)
       end
       if #tasks > 0 then step(st, tasks) end
       for _, t in ipairs(recs) do
-        by_label[t.label] = by_label[t.label] or {}
-        table.insert(by_label[t.label], phased.outcome(t.recs, c.crit))
+        local l = by_label[t.label] or { same = {}, cross = {} }
+        by_label[t.label] = l
+        table.insert(t.rail == "cross" and l.cross or l.same, phased.outcome(t.recs, c.crit))
       end
     end
     local outs = {}
-    for label, list_ in pairs(by_label) do outs[label] = worst_of(list_) end
+    for label, l in pairs(by_label) do outs[label] = phased.rail_outcome(l) end
     return outs
   end
 end
