@@ -53,6 +53,29 @@ def envfile(path):
 
 bedenv = envfile(os.path.join(bed, "env"))
 env = dict(os.environ, SLURM_CONF=bedenv["SLURM_CONF"])
+sys.path.insert(0, here)
+from bedrun import JOB, running, stop, stop_on_signals  # noqa: E402
+stop_on_signals(env)
+
+
+def salloc(args, timeout):
+    """salloc ARGS in a session of its own (bedrun.py): past timeout s its
+    session and job are stopped, none left behind, and rc is 124."""
+    p = subprocess.Popen(["salloc", "--job-name", JOB] + args, env=env, cwd=root, text=True,
+                         start_new_session=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    running.append(p)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        stop(p, env)
+        out, err = p.communicate()
+        rc = 124
+        print("salloc %s did not end within %d s: stopped (rc 124)" % (args[:4], timeout))
+    finally:
+        running.remove(p)
+    return subprocess.CompletedProcess(p.args, rc, out, err)
 netns = dict(zip(bedenv["FLEET_NODES"].split(), bedenv["FLEET_NETNS"].split()))
 SPECS = [os.path.join(root, "specs", "host"), os.path.join(here, "specs")]
 SITE = os.path.join(work, "site-act.yaml")
@@ -135,8 +158,7 @@ def act_mode():
     fault("n2", True)
     # 0. dry-run: the command printed, nothing changed
     cmd, out = fleet_cmd("dry", ["--act", "drain", "--dry-run"])
-    p = subprocess.run(["salloc", "-N", "3", "-w", ",".join(nodes)] + cmd, env=env, cwd=root,
-                       capture_output=True, text=True, timeout=200)
+    p = salloc(["-N", "3", "-w", ",".join(nodes)] + cmd, 200)
     sys.stdout.write(p.stderr[-1500:])
     check(p.returncode == 1 and "would run: scontrol update NodeName=n2 State=DRAIN "
           "Reason=\"strata FT2 FAIL" in p.stderr, "--dry-run prints the drain of n2 (rc %d)"
@@ -146,8 +168,7 @@ def act_mode():
 
     # 1. --act drain: n2 DRAINED with strata's reason, n1 and n3 untouched
     cmd, out = fleet_cmd("drain", ["--act", "drain"])
-    p = subprocess.run(["salloc", "-N", "3", "-w", ",".join(nodes)] + cmd, env=env, cwd=root,
-                       capture_output=True, text=True, timeout=200)
+    p = salloc(["-N", "3", "-w", ",".join(nodes)] + cmd, 200)
     sys.stdout.write(p.stderr[-1500:])
     check(p.returncode == 1, "the fleet run fails (FT2 on n2): rc %d" % p.returncode)
     wait_not_alloc(nodes)
@@ -195,8 +216,7 @@ def act_mode():
     script = ("%s; scontrol update NodeName=n3 State=DRAIN Reason='operator: DIMM B2 swap'; "
               "rm -f %s; %s; echo rc2=$?") % (
         " ".join(c1), os.path.join(faults, "n2"), " ".join(c2))
-    p = subprocess.run(["salloc", "-N", "3", "-w", ",".join(nodes), "sh", "-c", script],
-                       env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    p = salloc(["-N", "3", "-w", ",".join(nodes), "sh", "-c", script], 300)
     sys.stdout.write(p.stderr[-1500:])
     check("rc2=0" in p.stdout, "the resume run passes (%s)" % p.stdout.strip()[-40:])
     wait_not_alloc(nodes)
