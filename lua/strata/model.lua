@@ -110,6 +110,9 @@ end
 --   warn     the WARN band beside op: a criterion of the same shape
 --            (band = "warn"), or nil
 --   members  a group's criteria, in the order written, or nil
+--   where    the matrix cells a limit judges: { {param, ops}, ... } as
+--            parsed (strata.criteria), { {param, op, value}, ... } in the
+--            journal; nil: every cell
 function M.criterion(f)
   return { id = f.id, metric = f.metric, op = f.op, value = f.value,
            expr = f.value, ref = f.ref, limit = f.limit, source = f.source,
@@ -145,6 +148,8 @@ end
 --              (t.explain), appended to why and first in the reason
 --   not_judged true (with ok = true): the limit is a site.<key> the site
 --              file does not set; why = "not judged: ..." (issue 27)
+--   out_of_scope  true (with not_judged): the cell is outside the
+--              criterion's where; why = "not judged in this cell: ..."
 --   members, held, detail   a group's: its members' checks, the names of
 --              those that held, the members' outcomes as text
 function M.check(c, f)
