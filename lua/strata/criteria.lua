@@ -17,8 +17,8 @@
 -- parse() turns that into an entry (the shape thresholds.resolve merges):
 --   limit entry: { metric, ops = { [op] = { value, source } },
 --                  warn = { [op] = { value, source } } or nil,
---                  where = { { param, ops = { [op] = { value, source } } },
---                            ... } or nil (sorted by param) }
+--                  where = { { param, op, value, source }, ... } or nil
+--                  (by param, then op) }
 --   group entry: { metric = label, group = "any_of"|"all_of", source,
 --                  members = { entry, ... } }
 -- Every error names file:line (through `fail`, which raises: exit 2).
@@ -63,8 +63,8 @@ local function parse_ops(node, path, at, fail, here)
 end
 
 -- A limit's where: { param = value | list | { op = value } } into
--- { { param, ops }, ... } sorted by param; values are plain (a cell's
--- parameters are numbers and strings, never references).
+-- { { param, op, value, source }, ... } by param, then op; values are
+-- plain (a cell's parameters are numbers and strings, never references).
 local function parse_where(node, path, at, fail, here)
   if type(node) ~= "table" or (is_list(node) and next(node) ~= nil) then
     fail(here, "%s.where: expected a mapping of matrix parameters like "
@@ -82,15 +82,16 @@ local function parse_where(node, path, at, fail, here)
     else
       ops = { [type(v) == "table" and "in" or "eq"] = { value = v, source = w } }
     end
-    for op, x in pairs(ops) do
+    for _, op in ipairs(sorted_keys(ops)) do
+      local x = ops[op]
       for _, y in ipairs(op == "in" and x.value or { x.value }) do
         if type(y) ~= "number" and type(y) ~= "string" then
           fail(x.source, "%s.where.%s.%s: expected a number or a word, as "
                .. "a matrix parameter's values are", path, p, op)
         end
       end
+      out[#out + 1] = { param = p, op = op, value = x.value, source = x.source }
     end
-    out[#out + 1] = { param = p, ops = ops }
   end
   return out
 end

@@ -110,9 +110,9 @@ end
 --   warn     the WARN band beside op: a criterion of the same shape
 --            (band = "warn"), or nil
 --   members  a group's criteria, in the order written, or nil
---   where    the matrix cells a limit judges: { {param, ops}, ... } as
---            parsed (strata.criteria), { {param, op, value}, ... } in the
---            journal; nil: every cell
+--   where    the matrix cells a limit judges: { {param, op, value,
+--            source}, ... } (strata.criteria; the journal keeps all but
+--            source); nil: every cell
 function M.criterion(f)
   return { id = f.id, metric = f.metric, op = f.op, value = f.value,
            expr = f.value, ref = f.ref, limit = f.limit, source = f.source,

@@ -293,13 +293,21 @@ function M.each(list, fn, parent)
   end
 end
 
+-- A where as the journal keeps it: { { param, op, value }, ... }.
+local function where_record(where)
+  if not where then return nil end
+  local out = {}
+  for i, w in ipairs(where) do out[i] = { param = w.param, op = w.op, value = w.value } end
+  return out
+end
+
 -- The criteria as the journal's thresholds record keeps them (no parsed
 -- limits): id, metric, op, expr, ref, text, source, warn?, members?.
 function M.records(list)
   local out = {}
   for i, c in ipairs(list) do
     out[i] = { id = c.id, metric = c.metric, op = c.op, expr = c.expr,
-               ref = c.ref, text = c.text, source = c.source, where = M.where_records(c.where),
+               ref = c.ref, text = c.text, source = c.source, where = where_record(c.where),
                warn = c.warn and M.records({ c.warn })[1] or nil,
                members = c.members and M.records(c.members) or nil }
   end
@@ -389,28 +397,12 @@ function M.validate_where(c, params)
     local known = false
     for _, p in ipairs(params or {}) do known = known or p == w.param end
     if not known then
-      local _, x = next(w.ops)
-      spec.error(x.source, "%s.%s.where: '%s' is not a matrix parameter of %s (%s)",
+      spec.error(w.source, "%s.%s.where: '%s' is not a matrix parameter of %s (%s)",
                  c.id, c.metric, w.param, c.id, #(params or {}) > 0
                  and ("its parameters: " .. table.concat(params, ", "))
                  or "it has no matrix")
     end
   end
-end
-
--- A where as the journal keeps it: { { param, op, value }, ... } (one
--- read back from a journal already is).
-function M.where_records(where)
-  if not where then return nil end
-  local out = {}
-  for _, w in ipairs(where) do
-    if w.op then out[#out + 1] = w end
-    for _, op in ipairs { "eq", "in", "max", "min", "ne" } do
-      local x = w.ops and w.ops[op]
-      if x then out[#out + 1] = { param = w.param, op = op, value = x.value } end
-    end
-  end
-  return out
 end
 
 -- What `check` (and every run) refuses before anything runs: a limit the
@@ -513,12 +505,7 @@ function M.text(c)
   else
     rhs = fmt_value(l.value)
   end
-  return ("%s %s %s%s"):format(c.metric, SYM(c.op), rhs, M.where_text(c.where))
-end
-
--- " where size >= 65536, qps >= 4" (the cells a limit judges), or "".
-function M.where_text(where)
-  return model.where_text(M.where_records(where))
+  return ("%s %s %s%s"):format(c.metric, SYM(c.op), rhs, model.where_text(c.where))
 end
 
 -- Set c.text on a resolved criterion, its warn band and its members.
@@ -752,7 +739,7 @@ M.derived = derived
 -- roll-up) is judged.
 function M.outside(where, cell)
   if not cell then return nil end
-  for _, w in ipairs(M.where_records(where)) do
+  for _, w in ipairs(where) do
     local v = cell[w.param]
     if v == nil then return ("no %s in this cell"):format(w.param) end
     if not compare(w.op, v, w.value) then
