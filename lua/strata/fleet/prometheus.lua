@@ -23,7 +23,7 @@ local prom = require "strata.report.prometheus"
 
 local M = {}
 
-local PASSED = { PASS = true, WARN = true }
+local PASSED = require("strata.verdict").PASSED
 
 function M.text(fm)
   local run = fm.run or {}
