@@ -55,20 +55,17 @@ static int decimal(const char *w)
 int ctr_parse_diskstats(const char *text, struct ctr_set *s)
 {
   const char *p = text;
-  while(*p) {
-    const char *nl = strchr(p, '\n');
-    size_t len = nl ? (size_t)(nl - p) : strlen(p);
-    char line[512], num[32], grp[80] = "disk.";
+  char line[512];
+  int got;
+  while((got = ctr_next_line(&p, line, sizeof(line))) != 0) {
+    char num[32], grp[80] = "disk.";
     const char *q = line;
     unsigned long long v[17];
     int n;
-    if(len >= sizeof(line)) {
+    if(got < 0) {
       errno = EINVAL;
       return -1;
     }
-    memcpy(line, p, len);
-    line[len] = '\0';
-    p = nl ? nl + 1 : p + len;
     if(!line[0])
       continue;
     q = ctr_word(q, num, sizeof(num));            /* major */

@@ -26,21 +26,23 @@ int ctr_read_file(const char *path, char **buf, size_t *cap, size_t *len)
   return strata_read_file(path, 0, buf, cap, len);
 }
 
-/* Next line of *p into a bounded copy; returns 0 at the end. */
-static int next_line(const char **p, char *line, size_t len)
+int ctr_next_line(const char **p, char *line, size_t len)
 {
   const char *s = *p, *e;
   size_t n;
+  int fit = 1;
   if(!*s)
     return 0;
   e = strchr(s, '\n');
   n = e ? (size_t)(e - s) : strlen(s);
   *p = e ? e + 1 : s + n;
-  if(n >= len)
+  if(n >= len) {
     n = len - 1;
+    fit = -1;
+  }
   memcpy(line, s, n);
   line[n] = '\0';
-  return 1;
+  return fit;
 }
 
 /* Keep [A-Za-z0-9_-] of a device name; others become '_'. */
@@ -89,7 +91,7 @@ int ctr_parse_stat(const char *text, long clk_tck, unsigned want,
 
   if(clk_tck <= 0)
     clk_tck = 100;
-  while(next_line(&p, line, sizeof(line))) {
+  while(ctr_next_line(&p, line, sizeof(line))) {
     char key[64];
     const char *rest = ctr_word(line, key, sizeof(key));
     if(!key[0])
@@ -207,7 +209,7 @@ int ctr_parse_softirqs(const char *text, struct ctr_set *s)
   const char *p = text;
   int ncpu = -1;
 
-  while(next_line(&p, line, sizeof(line))) {
+  while(ctr_next_line(&p, line, sizeof(line))) {
     char *name, *cols;
     int r = cpu_row(line, &ncpu, &name, &cols);
     if(r < 0)
@@ -231,7 +233,7 @@ int ctr_parse_interrupts(const char *text, struct ctr_set *s)
   const char *p = text;
   int ncpu = -1;
 
-  while(next_line(&p, line, sizeof(line))) {
+  while(ctr_next_line(&p, line, sizeof(line))) {
     char *irq, *cols, *rest, *dev;
     const char *after;
     double v;
@@ -280,7 +282,7 @@ int ctr_parse_netdev(const char *text, struct ctr_set *s)
   const char *p = text;
   int lineno = 0;
 
-  while(next_line(&p, line, sizeof(line))) {
+  while(ctr_next_line(&p, line, sizeof(line))) {
     char *colon, *ifn = line, *q;
     unsigned long long v[16];
     char grp[96];
@@ -319,11 +321,11 @@ int ctr_parse_snmp(const char *text, struct ctr_set *s)
   char head[2048], vals[2048];
   const char *p = text;
 
-  while(next_line(&p, head, sizeof(head))) {
+  while(ctr_next_line(&p, head, sizeof(head))) {
     char *hs, *vs, *h, *v;
     if(strncmp(head, "Tcp:", 4))
       continue;
-    if(!next_line(&p, vals, sizeof(vals)) || strncmp(vals, "Tcp:", 4)) {
+    if(!ctr_next_line(&p, vals, sizeof(vals)) || strncmp(vals, "Tcp:", 4)) {
       errno = EINVAL;
       return -1;
     }

@@ -12,6 +12,10 @@
 /* First whitespace-separated word of p into key (cut at len - 1);
  * returns what follows it. */
 const char *ctr_word(const char *p, char *key, size_t len);
+/* The next line of *p (advanced past it) into line, NUL ended: 1, or -1
+ * when it was longer than len - 1 (cut to fit), 0 at the end.  Parsers
+ * that refuse a long line (it is not what the kernel writes) check -1. */
+int ctr_next_line(const char **p, char *line, size_t len);
 /* Up to max unsigned decimals from p; returns how many were read. */
 int ctr_numbers(const char *p, unsigned long long *v, int max);
 

@@ -63,18 +63,15 @@ static int psi_parse(const char *resource, const char *text,
                      struct ctr_set *s)
 {
   const char *p = text;
-  while(*p) {
-    const char *nl = strchr(p, '\n');
-    size_t len = nl ? (size_t)(nl - p) : strlen(p);
-    char line[256], word[8], grp[64];
+  char line[256];
+  int got;
+  while((got = ctr_next_line(&p, line, sizeof(line))) != 0) {
+    char word[8], grp[64];
     const char *q;
-    if(len >= sizeof(line)) {
+    if(got < 0) {
       errno = EINVAL;
       return -1;
     }
-    memcpy(line, p, len);
-    line[len] = '\0';
-    p = nl ? nl + 1 : p + len;
     q = ctr_word(line, word, sizeof(word));
     if(!word[0])
       continue;  /* an empty line */

@@ -94,6 +94,17 @@ static void test_bad_line(void)
   }
   ctr_set_clear(&s);
   CHECK(ctr_snapshot(dir, psi_bit(), 0, NULL, &s, err, sizeof(err)) == -1);
+  /* a line longer than any the kernel writes is refused, not cut */
+  f = fopen(path, "w");
+  if(f) {
+    fputs("some avg10=0.00 avg60=0.00 avg300=0.00 total=0", f);
+    for(int i = 0; i < 300; i++)
+      fputc('0', f);
+    fputc('\n', f);
+    fclose(f);
+  }
+  ctr_set_clear(&s);
+  CHECK(ctr_snapshot(dir, psi_bit(), 0, NULL, &s, err, sizeof(err)) == -1);
   unlink(path);
   snprintf(path, sizeof(path), "%s/proc/pressure", dir);
   rmdir(path);

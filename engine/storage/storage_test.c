@@ -5,6 +5,7 @@
  * directory (ctest runs it in the build tree, on a disk filesystem:
  * O_DIRECT needs one).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,15 @@ static void test_diskstats(void)
   CHECK(get(&s, "disk.hdb.flush_ios") == -1);
   ctr_set_clear(&s);
   CHECK(ctr_parse_diskstats("   8 0 sda 1 2 3\n", &s) == -1);
+  {
+    /* a line longer than any the kernel writes is refused, not cut */
+    char longline[700];
+    memset(longline, '1', sizeof(longline) - 2);
+    longline[sizeof(longline) - 2] = '\n';
+    longline[sizeof(longline) - 1] = '\0';
+    errno = 0;
+    CHECK(ctr_parse_diskstats(longline, &s) == -1 && errno == EINVAL);
+  }
   /* major and minor are numbers, and a name follows them */
   CHECK(ctr_parse_diskstats("   x 0 sda 1 2 3 4 5 6 7 8 9 10 11\n", &s) == -1);
   CHECK(ctr_parse_diskstats("   8 0x sda 1 2 3 4 5 6 7 8 9 10 11\n", &s) == -1);
