@@ -14,41 +14,9 @@ set -eu
 D=${1:?usage: make_two_rail.sh DEST}
 rm -rf "$D"
 mkdir -p "$D"
-w() { mkdir -p "$(dirname "$D/$1")"; printf '%s\n' "$2" > "$D/$1"; }
-l() { mkdir -p "$(dirname "$D/$1")"; ln -s "$2" "$D/$1"; }
+. "$(dirname "$0")/tree.sh"
 
-w proc/sys/kernel/hostname two-rail
-w proc/sys/kernel/osrelease 6.12.0-constructed
-w proc/sys/kernel/ostype Linux
-w proc/loadavg "0.50 0.40 0.30 1/500 1234"
-w proc/meminfo "MemTotal:        2097152 kB"
-w proc/cpuinfo "model name	: Constructed CPU @ 2.0GHz"
-w etc/os-release 'ID="rhel"
-VERSION_ID="10.2"
-PRETTY_NAME="Constructed two-rail node"'
-for c in 0 1 2 3 4 5 6 7; do
-  w sys/devices/system/cpu/cpu$c/topology/physical_package_id $((c / 4))
-  w sys/devices/system/cpu/cpu$c/topology/core_id $((c % 4))
-done
-C=sys/devices/system/cpu
-w $C/online 0-7; w $C/present 0-7; w $C/possible 0-7; w $C/offline ""
-N=sys/devices/system/node
-w $N/online 0-1
-w $N/node0/cpulist 0-3
-w $N/node0/meminfo "Node 0 MemTotal:        1048576 kB"
-w $N/node0/distance "10 21"
-w $N/node1/cpulist 4-7
-w $N/node1/meminfo "Node 1 MemTotal:        1048576 kB"
-w $N/node1/distance "21 10"
-
-pci() {  # path class vendor device numa driver
-  local p=sys/devices/$1
-  w $p/class "$2"; w $p/vendor "$3"; w $p/device "$4"; w $p/numa_node "$5"
-  w $p/current_link_speed "32.0 GT/s PCIe"; w $p/current_link_width 16
-  w $p/max_link_speed "32.0 GT/s PCIe"; w $p/max_link_width 16
-  l $p/driver "../../../../bus/pci/drivers/$6"
-  l "sys/bus/pci/devices/$(basename "$1")" "../../../devices/$1"
-}
+two_socket_host two-rail
 rdma() {  # path-of-NIC ibdev netdev
   local nic=sys/devices/$1
   w $nic/net/$3/mtu 9000; w $nic/net/$3/speed 100000
