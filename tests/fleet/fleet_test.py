@@ -331,6 +331,13 @@ def in_guest(job, node, script):
                           env=env, capture_output=True, text=True, timeout=60)
 
 
+def guest(node, script):
+    """Run script on a guest node as a job of its own (partition rdma)."""
+    return subprocess.run(["srun", "-p", "rdma", "-N1", "-n1", "-w", node,
+                           "--quiet", "sh", "-c", script],
+                          env=env, capture_output=True, text=True, timeout=60)
+
+
 def rdma_mode():
     guests = bedenv["FLEET_GUESTS"].split()
     check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
@@ -769,10 +776,6 @@ def golden_mode():
     guests = bedenv["FLEET_GUESTS"].split()
     check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
 
-    def guest(node, script):
-        return subprocess.run(["srun", "-p", "rdma", "-N1", "-n1", "-w", node,
-                               "--quiet", "sh", "-c", script],
-                              env=env, capture_output=True, text=True, timeout=60)
     mtu0 = guest("g2", "cat /sys/class/net/eth0/mtu").stdout.strip()
     check(mtu0.isdigit(), "g2's eth0 MTU read through srun: %r" % mtu0)
     new = "1280" if mtu0 != "1280" else "1400"
@@ -850,10 +853,6 @@ def rails_mode():
     guests = bedenv["FLEET_GUESTS"].split()
     check(len(guests) == 3, "the bed has 3 RDMA nodes: %s" % guests)
 
-    def guest(node, script):
-        return subprocess.run(["srun", "-p", "rdma", "-N1", "-n1", "-w", node,
-                               "--quiet", "sh", "-c", script],
-                              env=env, capture_output=True, text=True, timeout=60)
     add = ("for d in /sys/class/net/eth*; do [ ${d##*/} = eth0 ] || dev=${d##*/}; done; "
            "rdma link add rxe1 type rxe netdev $dev || exit 1; i=0; "
            "while ! grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state; do "
